@@ -1,0 +1,1 @@
+"""Pure text functions shared by every capability (no I/O)."""
