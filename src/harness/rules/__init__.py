@@ -1,0 +1,16 @@
+"""The operator-rule corpus: loading, pinning, parsing, caching and matching (investigate.md §7)."""
+
+from harness.rules.corpus import Corpus, CorpusError, Rule, clear_cache, load_corpus, parse_corpus
+from harness.rules.match import matches, matching_rules, predicate_map
+
+__all__ = [
+    "Corpus",
+    "CorpusError",
+    "Rule",
+    "clear_cache",
+    "load_corpus",
+    "matches",
+    "matching_rules",
+    "parse_corpus",
+    "predicate_map",
+]

@@ -1,0 +1,54 @@
+"""Rule matching and the normalized predicate map (investigate.md §7)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from harness.rules.corpus import Corpus, Rule
+from harness.text.casefold import normalize_key
+from harness.text.sanitize import echo
+
+
+def _ci_equal(a: str, b: str) -> bool:
+    return a.lower() == b.lower()
+
+
+def matches(rule: Rule, family: str, predicates: Mapping[str, str]) -> bool:
+    """True when `family` is ci-equal to the rule's and every metadata_match entry is ci-equal in `predicates`.
+
+    No trimming or coercion: `"TRUE"` matches `"true"`, `" true"` does not; a missing predicate never matches.
+    """
+    if not _ci_equal(family, rule.family):
+        return False
+    for key, want in rule.metadata_match.items():
+        have = predicates.get(key)
+        if have is None or not _ci_equal(have, want):
+            return False
+    return True
+
+
+def matching_rules(corpus: Corpus, family: str, predicates: Mapping[str, str]) -> list[Rule]:
+    """The rules of `corpus` matching `family` and `predicates`, in corpus order."""
+    return [rule for rule in corpus.rules if matches(rule, family, predicates)]
+
+
+def predicate_map(finding_metadata: Mapping[str, str], flat: Mapping[str, str]) -> dict[str, str]:
+    """Normalize `finding_metadata` keys, drop `""` values, then overlay the non-empty `flat` fields.
+
+    Two metadata keys normalizing to the same name raise ValueError (the caller's invalid_input).
+    """
+    original: dict[str, str] = {}
+    predicates: dict[str, str] = {}
+    for key, value in finding_metadata.items():
+        name = normalize_key(key)
+        if name in original:
+            raise ValueError(
+                f"finding_metadata: keys {echo(original[name])} and {echo(key)} both normalize to {echo(name)}"
+            )
+        original[name] = key
+        if value != "":
+            predicates[name] = value
+    for key, value in flat.items():
+        if value != "":
+            predicates[key] = value
+    return predicates
