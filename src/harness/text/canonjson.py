@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from typing import Any
+
+from harness.text.sanitize import echo
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
+# int64 has at most 19 digits; checking the length first also keeps int() away from its
+# 4,300-digit limit, whose ValueError would otherwise escape as a non-JSON error.
+_INT64_MAX_DIGITS = 19
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A cheap pre-check: a lone surrogate can only come from a \uD800-\uDFFF escape or a surrogate already in the text.
+_MAYBE_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
 
 
 def dumps(obj: Any) -> str:
@@ -28,6 +38,12 @@ class StrictJSONError(ValueError):
     """Raised by `loads_strict`; the message names the problem and, where known, its JSON path."""
 
 
+class _DuplicateKeyObject(dict[str, Any]):
+    """An object that held a duplicate key; kept only until the path of the first one is found."""
+
+    duplicate: str
+
+
 def _refuse_constant(name: str) -> Any:
     raise StrictJSONError(f"the constant {name} is not allowed")
 
@@ -35,35 +51,101 @@ def _refuse_constant(name: str) -> Any:
 def _parse_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
-        raise StrictJSONError(f"number {text} overflows")
+        raise StrictJSONError(f"number {echo(text)} overflows to infinity")
     return value
 
 
 def _parse_int(text: str) -> int:
-    value = int(text)
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise StrictJSONError(f"integer {text} is outside the signed 64-bit range")
-    return value
+    if len(text) - text.startswith("-") <= _INT64_MAX_DIGITS:
+        value = int(text)
+        if _INT64_MIN <= value <= _INT64_MAX:
+            return value
+    raise StrictJSONError(f"integer {echo(text)} is outside the signed 64-bit range")
 
 
-def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise StrictJSONError(f'duplicate key "{key}"')
-        out[key] = value
-    return out
+class _DuplicateKeyTracker:
+    """Per-call object hook; the json hooks run bottom-up and cannot know their path, so objects
+    with a duplicate key are marked and the path of the first one is found after parsing."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def pairs_hook(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(pairs)
+        if len(out) == len(pairs):
+            return out
+        self.found = True
+        marked = _DuplicateKeyObject(pairs)
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                marked.duplicate = key
+                break
+            seen.add(key)
+        return marked
 
 
-def loads_strict(text: str, *, max_depth: int | None = None) -> Any:
-    """Parse JSON refusing duplicate keys, NaN/Infinity, overflowing numbers and int64 overflow.
+def _path_step(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if _IDENTIFIER.fullmatch(key):
+        return f"{path}.{key}"
+    return f"{path}[{echo(key)}]"
 
-    `max_depth` bounds nesting (objects and arrays); None means no bound beyond Python's own.
+
+def _walk(value: Any, path: str = "$") -> Iterator[tuple[str, Any]]:
+    """Every node with its JSON path, in document order (pre-order)."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        node_path, node = stack.pop()
+        yield node_path, node
+        if isinstance(node, dict):
+            children = [(_path_step(node_path, k), v) for k, v in node.items()]
+        elif isinstance(node, list):
+            children = [(_path_step(node_path, i), v) for i, v in enumerate(node)]
+        else:
+            continue
+        stack.extend(reversed(children))
+
+
+def _has_surrogate(s: str) -> bool:
+    return any("\ud800" <= ch <= "\udfff" for ch in s)
+
+
+def _check_duplicates(value: Any) -> None:
+    # An object overwritten through its parent's duplicate key is unreachable, but that parent
+    # is marked itself, so the walk always finds a marked object.
+    for path, node in _walk(value):
+        if isinstance(node, _DuplicateKeyObject):
+            raise StrictJSONError(f"duplicate key {echo(node.duplicate)} at {path}")
+
+
+def _check_surrogates(value: Any) -> None:
+    for path, node in _walk(value):
+        if isinstance(node, str) and _has_surrogate(node):
+            raise StrictJSONError(f"string at {path} contains a lone surrogate, which UTF-8 cannot encode")
+        if isinstance(node, dict):
+            for key in node:
+                if _has_surrogate(key):
+                    raise StrictJSONError(f"key at {path} contains a lone surrogate, which UTF-8 cannot encode")
+
+
+def loads_strict(text: str | bytes, max_depth: int | None = None) -> Any:
+    """Parse JSON refusing duplicate keys, NaN/Infinity, overflowing numbers, int64 overflow and lone surrogates.
+
+    Bytes must be strict UTF-8. `max_depth` bounds nesting (objects and arrays); None means no bound
+    beyond the interpreter's recursion limit.
     """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise StrictJSONError(f"invalid UTF-8 at byte {exc.start}") from exc
+    duplicates = _DuplicateKeyTracker()
     try:
         value = json.loads(
             text,
-            object_pairs_hook=_pairs_hook,
+            object_pairs_hook=duplicates.pairs_hook,
             parse_constant=_refuse_constant,
             parse_float=_parse_float,
             parse_int=_parse_int,
@@ -71,11 +153,16 @@ def loads_strict(text: str, *, max_depth: int | None = None) -> Any:
     except StrictJSONError:
         raise
     except RecursionError as exc:
-        raise StrictJSONError("nesting is too deep") from exc
+        limit = "too deep" if max_depth is None else f"deeper than {max_depth} levels"
+        raise StrictJSONError(f"nesting is {limit}") from exc
     except json.JSONDecodeError as exc:
         raise StrictJSONError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    if duplicates.found:
+        _check_duplicates(value)
+    if _MAYBE_SURROGATE.search(text):
+        _check_surrogates(value)
     if max_depth is not None and depth(value) > max_depth:
-        raise StrictJSONError(f"nesting deeper than {max_depth} levels")
+        raise StrictJSONError(f"nesting is deeper than {max_depth} levels")
     return value
 
 
