@@ -223,7 +223,9 @@ def test_empty_pin_means_no_pin(tmp_path: Path) -> None:
 
 
 def test_duplicate_yaml_key_is_refused(tmp_path: Path) -> None:
-    text = ONE_RULE.replace("    operator_directive: Workspace rule.\n", "    operator_directive: A.\n    operator_directive: B.\n")
+    text = ONE_RULE.replace(
+        "    operator_directive: Workspace rule.\n", "    operator_directive: A.\n    operator_directive: B.\n"
+    )
     message = _error(tmp_path, text)
     assert message.startswith("rule corpus explicit: invalid YAML at line 9, column 5: ")
     assert 'duplicate key "operator_directive"' in message
@@ -353,7 +355,7 @@ def test_family_is_required(tmp_path: Path) -> None:
 
 
 def test_metadata_match_is_optional_and_family_alone_decides(tmp_path: Path) -> None:
-    text = _rule_yaml().replace("      metadata_match: {k: \"v\"}\n", "")
+    text = _rule_yaml().replace('      metadata_match: {k: "v"}\n', "")
     corpus = load_corpus(explicit=_explicit(tmp_path, text), workspace=None, pin=None)
     assert corpus.rules[0].metadata_match == {}
 
@@ -444,7 +446,7 @@ def test_more_than_1000_rules_are_refused(tmp_path: Path) -> None:
 
 
 def test_unclean_text_is_echoed_sanitized(tmp_path: Path) -> None:
-    message = _error(tmp_path, "version: 1\nrules: []\n\"a\\u202eb\\nc\": 1\n")
+    message = _error(tmp_path, 'version: 1\nrules: []\n"a\\u202eb\\nc": 1\n')
     assert message == 'rule corpus explicit: top level: unknown key "ab c"'
 
 

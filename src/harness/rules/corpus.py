@@ -97,7 +97,10 @@ class _StrictLoader(yaml.SafeLoader):
             for key_node, _ in node.value:
                 if key_node.tag == _YAML + "merge":
                     raise ConstructorError(
-                        "while constructing a mapping", node.start_mark, "merge keys are not allowed", key_node.start_mark
+                        "while constructing a mapping",
+                        node.start_mark,
+                        "merge keys are not allowed",
+                        key_node.start_mark,
                     )
                 key = self.construct_object(key_node, deep=deep)
                 try:
@@ -108,7 +111,10 @@ class _StrictLoader(yaml.SafeLoader):
                     ) from None
                 if duplicate:
                     raise ConstructorError(
-                        "while constructing a mapping", node.start_mark, f"duplicate key {_quote(key)}", key_node.start_mark
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"duplicate key {_quote(key)}",
+                        key_node.start_mark,
                     )
                 seen.add(key)
         return super().construct_mapping(node, deep=deep)
@@ -129,14 +135,14 @@ def _load_yaml(text: str) -> Any:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - _StrictLoader is a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or exc.context or "malformed YAML"
-        if exc.context and exc.problem:
-            problem = f"{problem} ({exc.context})"
+        problem = ", ".join(part for part in (exc.context, exc.problem) if part) or "malformed YAML"
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         raise _Invalid(f"invalid YAML{where}: {problem}") from exc
     except yaml.reader.ReaderError as exc:
         line, col = _line_col(text, exc.position)
-        raise _Invalid(f"invalid YAML at line {line}, column {col}: {exc.reason} (character #x{ord(str(exc.character)):04x})") from exc
+        raise _Invalid(
+            f"invalid YAML at line {line}, column {col}: {exc.reason} (character #x{ord(str(exc.character)):04x})"
+        ) from exc
     except yaml.YAMLError as exc:
         raise _Invalid(f"invalid YAML: {exc}") from exc
     except RecursionError as exc:
@@ -164,11 +170,15 @@ def _parse_metadata_match(raw: Any, where: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, want in raw.items():
         if not isinstance(key, str) or not key or not _clean_identifier(key) or normalize_key(key) != key:
-            raise _Invalid(f"{where}: key {_quote(key)} must be a clean, non-empty normalized key such as \"maintenance_window\"")
+            raise _Invalid(
+                f'{where}: key {_quote(key)} must be a clean, non-empty normalized key such as "maintenance_window"'
+            )
         if not isinstance(want, str):
             raise _Invalid(f"{where}: metadata_match values must be quoted strings (key {_quote(key)})")
         if not want or not is_clean(want):
-            raise _Invalid(f"{where}: value of {_quote(key)} must be a non-empty string without control or invisible characters")
+            raise _Invalid(
+                f"{where}: value of {_quote(key)} must be a non-empty string without control or invisible characters"
+            )
         out[key] = want
     return out
 
@@ -185,7 +195,9 @@ def _parse_rule(raw: Any, index: int, seen_ids: dict[str, str]) -> Rule:
         raise _Invalid(f"{where}: id must match [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}")
     first = seen_ids.get(rule_id.lower())
     if first is not None:
-        raise _Invalid(f"{where}: duplicate rule id {_quote(rule_id)} (ids are unique ignoring case; first {_quote(first)})")
+        raise _Invalid(
+            f"{where}: duplicate rule id {_quote(rule_id)} (ids are unique ignoring case; first {_quote(first)})"
+        )
     seen_ids[rule_id.lower()] = rule_id
 
     applies_to = raw["applies_to"]
@@ -199,7 +211,9 @@ def _parse_rule(raw: Any, index: int, seen_ids: dict[str, str]) -> Rule:
         or not _clean_identifier(family)
         or len(family.encode("utf-8")) > MAX_FAMILY_BYTES
     ):
-        raise _Invalid(f"{where}: applies_to.family must be a non-empty clean string of at most {MAX_FAMILY_BYTES} bytes")
+        raise _Invalid(
+            f"{where}: applies_to.family must be a non-empty clean string of at most {MAX_FAMILY_BYTES} bytes"
+        )
     metadata_match = _parse_metadata_match(applies_to.get("metadata_match", {}), f"{where}: applies_to.metadata_match")
 
     directive = raw["operator_directive"]
