@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -50,7 +51,7 @@ def _refuse_constant(name: str) -> Any:
 
 def _parse_float(text: str) -> float:
     value = float(text)
-    if value in (float("inf"), float("-inf")):
+    if math.isinf(value):
         raise StrictJSONError(f"number {echo(text)} overflows to infinity")
     return value
 
