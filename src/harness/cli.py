@@ -1,0 +1,377 @@
+"""The `harness` command: one subcommand per operation (generated from surface.py) plus operator commands."""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness import __version__
+from harness.cliargs import Flag, convert, flags_for, read_json_argument
+from harness.config import ConfigError, Overrides, Settings, load_settings
+from harness.dispatch import ArgumentError, CallContext, NullRecorder, Outcome, Recorder, dispatch, error_outcome
+from harness.errors import HarnessError, InvalidInput
+from harness.surface import OPERATIONS, Registry
+from harness.text import canonjson
+
+OPERATOR_COMMANDS = ("init", "serve", "ingest", "baseline", "ledger", "schema")
+
+
+@dataclass
+class App:
+    """Per-invocation state: global options, and the settings and context built from them on demand."""
+
+    overrides: Overrides
+    conversation: str | None
+    pretty: bool
+    registry: Registry
+    _context: Any = field(default=None, repr=False)
+    _recorder: Recorder | None = field(default=None, repr=False)
+
+    def settings(self) -> Settings:
+        return self.context().settings
+
+    def context(self) -> Any:
+        """The handler context (settings, redactor, clock); raises ConfigError on a bad configuration."""
+        if self._context is None:
+            from harness.context import build_context
+
+            self._context = build_context(load_settings(self.overrides))
+        return self._context
+
+    def recorder(self) -> Recorder:
+        """The ledger recorder for this invocation."""
+        if self._recorder is None:
+            self._recorder = NullRecorder()
+        return self._recorder
+
+    def call_context(self) -> CallContext:
+        """Identifiers of this CLI call: conversation from the flag, the environment, or fresh."""
+        from harness.ledger.ids import uuid7
+
+        settings = self.settings()
+        if self.conversation:
+            conversation, source = self.conversation, "flag"
+        elif settings.conversation_env:
+            conversation, source = settings.conversation_env, "env"
+        else:
+            conversation, source = str(uuid7()), "generated"
+        return CallContext(
+            surface="cli",
+            conversation_id=conversation,
+            conversation_source=source,
+            request_id=str(uuid7()),
+            tool_call_id=str(uuid7()),
+        )
+
+    def emit(self, outcome: Outcome) -> None:
+        """Write the one JSON document of this invocation to stdout and exit with its status."""
+        text = canonjson.pretty(outcome.document) if self.pretty else outcome.text
+        click.echo(text)
+        sys.exit(outcome.exit_code)
+
+
+def _fail(operation: str, exc: HarnessError, pretty: bool = False) -> None:
+    outcome = error_outcome(exc.code, exc.message, operation)
+    click.echo(canonjson.pretty(outcome.document) if pretty else outcome.text)
+    sys.exit(outcome.exit_code)
+
+
+class OperationCommand(click.Command):
+    """A subcommand generated from an operation's input model."""
+
+    def __init__(self, op_name: str, flags: list[Flag], help_text: str, short_help: str) -> None:
+        params: list[click.Parameter] = [
+            click.Option(["--input"], default=None, metavar="JSON_OR_FILE",
+                         help="The whole argument object at once; explicit flags override its keys."),
+        ]
+        for flag in flags:
+            params.append(_click_option(flag))
+        super().__init__(op_name, params=params, help=help_text, short_help=short_help, callback=None)
+        self.flags = flags
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["harness.argv"] = list(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            # Usage errors become the JSON error on stdout, recorded like any other refused call.
+            ctx.meta["harness.usage_error"] = exc
+            return []
+
+    def invoke(self, ctx: click.Context) -> Any:
+        app: App = ctx.find_object(App)
+        name = self.name or ""
+        try:
+            context = app.context()
+            call = app.call_context()
+        except HarnessError as exc:
+            _fail(name, exc, app.pretty)
+        raw = self._arguments(ctx)
+        outcome = dispatch(app.registry, name, raw, call, context, recorder=app.recorder(), clock=context.clock)
+        app.emit(outcome)
+
+    def _arguments(self, ctx: click.Context) -> dict[str, Any] | ArgumentError:
+        argv = shlex.join(ctx.meta.get("harness.argv", []))
+        usage = ctx.meta.get("harness.usage_error")
+        if usage is not None:
+            return ArgumentError(raw=argv, error=InvalidInput(_usage_message(usage)))
+        try:
+            merged: dict[str, Any] = {}
+            if ctx.params.get("input") is not None:
+                merged = read_json_argument("input", ctx.params["input"], 1_048_576, want_object=True)
+            for flag in self.flags:
+                value = ctx.params.get(flag.field)
+                if value is None or (flag.kind == "str_list" and value == ()):
+                    continue
+                merged[flag.field] = convert(flag, value)
+            return merged
+        except InvalidInput as exc:
+            return ArgumentError(raw=argv, error=exc)
+
+
+def _usage_message(exc: click.UsageError) -> str:
+    message = exc.format_message()
+    param = getattr(exc, "param", None)
+    if param is not None and getattr(param, "name", None):
+        return f"{param.name}: {message}"
+    option = getattr(exc, "option_name", None)
+    if option:
+        return f"{option.lstrip('-').replace('-', '_')}: {message}"
+    return message
+
+
+def _click_option(flag: Flag) -> click.Option:
+    if flag.kind == "bool":
+        base = flag.option[2:]
+        return click.Option([f"--{base}/--no-{base}", flag.field], default=None, help=flag.help)
+    if flag.kind == "str_list":
+        return click.Option([flag.option, flag.field], multiple=True, default=(), help=flag.help + " (repeatable)")
+    metavar = {"int": "INTEGER", "object": "JSON_OR_FILE"}.get(flag.kind, "TEXT")
+    return click.Option([flag.option, flag.field], default=None, metavar=metavar, help=flag.help)
+
+
+class UnknownOperationCommand(click.Command):
+    """Stands in for a subcommand that does not exist, so the call is refused through the dispatcher."""
+
+    def __init__(self, requested: str) -> None:
+        super().__init__(requested, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["harness.argv"] = list(args)
+        ctx.args = []
+        return []
+
+    def invoke(self, ctx: click.Context) -> Any:
+        app: App = ctx.find_object(App)
+        name = self.name or ""
+        try:
+            context = app.context()
+            call = app.call_context()
+        except HarnessError as exc:
+            _fail(name, exc, app.pretty)
+        raw = ArgumentError(raw=shlex.join(ctx.meta["harness.argv"]), error=InvalidInput(""))
+        app.emit(dispatch(app.registry, name, raw, call, context, recorder=app.recorder(), clock=context.clock))
+
+
+class HarnessGroup(click.Group):
+    """Operations come from the registry; a name that is neither an operation nor a command is unknown_operation."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*OPERATOR_COMMANDS, *_registry(ctx).names()]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        op = _registry(ctx).get(cmd_name)
+        if op is None:
+            return None
+        impl = op.impl
+        help_text = f"{op.title}\n\n{impl.description}"
+        return OperationCommand(op.name, flags_for(impl.input_model), help_text, op.title)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0]
+        command = self.get_command(ctx, name)
+        if command is None and not name.startswith("-"):
+            return name, UnknownOperationCommand(name), args[1:]
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        operator = [(n, self.commands[n].get_short_help_str(80)) for n in OPERATOR_COMMANDS if n in self.commands]
+        operations = [(op.name, op.title) for op in _registry(ctx)]
+        if operations:
+            with formatter.section("Operations (MCP tools)"):
+                formatter.write_dl(operations)
+        with formatter.section("Operator commands"):
+            formatter.write_dl(operator)
+
+
+def _registry(ctx: click.Context) -> Registry:
+    app = ctx.find_object(App)
+    return app.registry if app is not None else OPERATIONS
+
+
+@click.group(cls=HarnessGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="harness")
+@click.option("--workspace", type=click.Path(path_type=Path), default=None, help="Workspace directory (holds harness.toml, store, ledger).")
+@click.option("--store", type=click.Path(path_type=Path), default=None, help="Store directory (a git repository).")
+@click.option("--ledger", default=None, metavar="SQLITE_PATH_OR_POSTGRES_DSN", help="Ledger location.")
+@click.option("--rules", type=click.Path(path_type=Path), default=None, help="Rule corpus file (YAML).")
+@click.option("--baseline", type=click.Path(path_type=Path), default=None, help="Baseline file read instead of the stored baseline.")
+@click.option("--conversation", default=None, metavar="ID", help="Conversation id recorded in the ledger.")
+@click.option("--pretty", is_flag=True, default=False, help="Indent the JSON output.")
+@click.pass_context
+def main_group(
+    ctx: click.Context,
+    workspace: Path | None,
+    store: Path | None,
+    ledger: str | None,
+    rules: Path | None,
+    baseline: Path | None,
+    conversation: str | None,
+    pretty: bool,
+) -> None:
+    """triage-harness: deterministic tools for LLM security-triage agents.
+
+    Every operation prints exactly one JSON document on stdout.
+    """
+    ctx.obj = App(
+        overrides=Overrides(workspace=workspace, store=store, ledger=ledger, rules=rules, baseline=baseline),
+        conversation=conversation,
+        pretty=pretty,
+        registry=ctx.obj if isinstance(ctx.obj, Registry) else OPERATIONS,
+    )
+
+
+def operator(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., None]]:
+    """Wrap an operator command body: settings errors and harness errors become the JSON error shape."""
+
+    def wrap(body: Callable[..., dict[str, Any]]) -> Callable[..., None]:
+        def run(*args: Any, **kwargs: Any) -> None:
+            app: App = click.get_current_context().find_object(App)
+            try:
+                document = body(app, *args, **kwargs)
+            except HarnessError as exc:
+                _fail(name, exc, app.pretty)
+            app.emit(Outcome(text=canonjson.dumps(document), document=document))
+
+        run.__name__ = body.__name__
+        run.__doc__ = body.__doc__
+        return run
+
+    return wrap
+
+
+@main_group.command("schema")
+@click.argument("operation")
+@operator("schema")
+def schema_command(app: App, operation: str) -> dict[str, Any]:
+    """Print the input and output JSON Schemas of an operation."""
+    from harness.schemas import input_schema, output_schema
+
+    op = app.registry.get(operation)
+    if op is None:
+        from harness.errors import UnknownOperation
+        from harness.text.sanitize import echo
+
+        raise UnknownOperation(f"unknown operation {echo(operation)}")
+    return {"input": input_schema(op), "output": output_schema(op)}
+
+
+def main(argv: list[str] | None = None, *, registry: Registry | None = None) -> None:
+    """Console entry point: stdout carries exactly one JSON document, even for usage errors."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="harness: %(levelname)s %(message)s")
+    try:
+        main_group.main(args=argv, prog_name="harness", obj=registry, standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        sys.exit(1)
+    except click.UsageError as exc:
+        command = exc.ctx.command.name if exc.ctx is not None and exc.ctx.command is not None else "harness"
+        _fail(command or "harness", InvalidInput(_usage_message(exc)))
+    except ConfigError as exc:
+        _fail("harness", exc)
+
+
+def _parse_bind(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InvalidInput(f"http: expected HOST:PORT such as 127.0.0.1:8765, got {value!r}")
+    return host.strip("[]"), int(port)
+
+
+def _parse_toolsets(value: str) -> list[str]:
+    from harness.surface import TOOLSETS
+
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    unknown = [n for n in names if n not in TOOLSETS]
+    if unknown or not names:
+        raise InvalidInput(f"toolsets: expected a comma-separated subset of {','.join(TOOLSETS)}, got {value!r}")
+    return names
+
+
+@main_group.command("serve")
+@click.option("--http", "http_bind", default=None, metavar="HOST:PORT",
+              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
+@click.option("--allow-remote", is_flag=True, default=False,
+              help="Allow a non-loopback bind; requires HARNESS_SERVE_TOKEN (clients send it as a bearer token).")
+@click.option("--toolsets", default="investigate,triage", show_default=True,
+              help="Comma-separated toolsets to list and allow.")
+@click.pass_obj
+def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets: str) -> None:
+    """Serve the operations as MCP tools (stdio by default)."""
+    from harness import mcp_server
+
+    try:
+        registry = app.registry.subset(_parse_toolsets(toolsets))
+        bind = _parse_bind(http_bind) if http_bind else None
+        context = app.context()
+        if bind and not mcp_server.is_loopback(bind[0]):
+            from harness.errors import Refused
+
+            if not allow_remote:
+                raise Refused(f"refusing to bind {bind[0]}: a non-loopback address needs --allow-remote")
+            if not context.settings.serve_token:
+                raise Refused("--allow-remote needs a bearer token in HARNESS_SERVE_TOKEN")
+        recorder = app.recorder()
+    except HarnessError as exc:
+        _fail("serve", exc, app.pretty)
+
+    server = mcp_server.build_server(registry, context, recorder=recorder, transport="http" if bind else "stdio")
+    if bind is None:
+        import anyio
+
+        anyio.run(mcp_server.serve_stdio, server)
+        return
+    host, port = bind
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(connect_help(f"http://{shown}:{port}/mcp", app.settings().workspace, registry), err=True)
+    mcp_server.serve_http(server, host, port, remote_token=context.settings.serve_token)
+
+
+def connect_help(url: str, workspace: Path, registry: Registry) -> str:
+    """What `harness serve --http` prints on stderr: how to connect an agent and call the CLI."""
+    tools = ", ".join(registry.names()) or "(none)"
+    return "\n".join([
+        f"triage-harness {__version__}: MCP (streamable HTTP) at {url}",
+        f"workspace: {workspace}",
+        f"tools: {tools}",
+        "",
+        "Connect an agent, for example Claude Code:",
+        f"  claude mcp add --transport http triage-harness {url}",
+        "or any MCP client config:",
+        f'  {{"mcpServers": {{"triage-harness": {{"type": "http", "url": "{url}"}}}}}}',
+        "",
+        "Call an operation from the CLI:",
+        f"  .venv/bin/harness --workspace {workspace} search_events --actor deploy-svc",
+        "",
+        "Press Ctrl-C to stop.",
+    ])

@@ -1,0 +1,223 @@
+"""The one call path of every operation: parse -> validate -> ledger start -> run -> ledger end -> serialize."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from harness.errors import EXIT_CODES, HarnessError, InvalidInput, LedgerUnavailableError
+from harness.surface import Registry
+from harness.text import canonjson
+from harness.text.sanitize import echo, sanitize_field
+from harness.validation import describe_validation_error
+
+log = logging.getLogger("harness.dispatch")
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is calling and how: the identifiers the ledger records (specs/ledger.md §3, §11.2)."""
+
+    surface: Literal["cli", "mcp"]
+    conversation_id: str
+    conversation_source: str
+    request_id: str
+    tool_call_id: str
+    transport: str = ""
+    client_name: str = ""
+    client_version: str = ""
+    client_tool_call_id: str = ""
+
+
+@dataclass(frozen=True)
+class ArgumentError:
+    """Arguments the front door could not turn into an object (malformed JSON, oversize file, bad flag).
+
+    `raw` is what the caller supplied, recorded as given.
+    """
+
+    raw: str
+    error: InvalidInput
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The serialized result of one call, identical on both surfaces."""
+
+    text: str
+    document: dict[str, Any]
+    error_code: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return bool(self.error_code)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.error_code] if self.error_code else 0
+
+
+@dataclass
+class CallRecord:
+    """What the recorder sees of one call; `arguments` is canonical JSON, or raw text that never parsed."""
+
+    call: CallContext
+    operation: str
+    known: bool
+    arguments: str
+    started_at: datetime
+    started_ns: int = field(default_factory=time.perf_counter_ns)
+
+
+class Recorder(Protocol):
+    """The ledger seam: a start row before the handler, an end row after."""
+
+    def begin(self, record: CallRecord) -> None:
+        """Write the start row durably; raise LedgerUnavailableError if it cannot be written."""
+
+    def finish(self, record: CallRecord, outcome: Outcome, duration_ms: int, exit_code: int | None) -> None:
+        """Write the end row; never raise (a failure is logged, the response stands)."""
+
+    def refuse(self, record: CallRecord, outcome: Outcome, exit_code: int | None) -> None:
+        """Write start and end of a call refused before its handler; never raise."""
+
+
+class NullRecorder:
+    """Records nothing (benchmarks' baseline and tests of the bare surface)."""
+
+    def begin(self, record: CallRecord) -> None:
+        return None
+
+    def finish(self, record: CallRecord, outcome: Outcome, duration_ms: int, exit_code: int | None) -> None:
+        return None
+
+    def refuse(self, record: CallRecord, outcome: Outcome, exit_code: int | None) -> None:
+        return None
+
+
+def serialize(document: Mapping[str, Any]) -> str:
+    """The response bytes both front doors emit (compact, sorted keys, no trailing newline)."""
+    return canonjson.dumps(document)
+
+
+def error_outcome(code: str, message: str, operation: str) -> Outcome:
+    """The one error shape of specs/surface.md."""
+    document = {"error": {"code": code, "message": message, "operation": operation}}
+    return Outcome(text=serialize(document), document=document, error_code=code)
+
+
+def _arguments_text(raw: Mapping[str, Any] | ArgumentError) -> str:
+    if isinstance(raw, ArgumentError):
+        return raw.raw
+    try:
+        return canonjson.dumps(dict(raw))
+    except (TypeError, ValueError):
+        return repr(raw)
+
+
+def _surface_exit(call: CallContext, outcome: Outcome) -> int | None:
+    return outcome.exit_code if call.surface == "cli" else None
+
+
+def dispatch(
+    registry: Registry,
+    name: str,
+    raw: Mapping[str, Any] | ArgumentError,
+    call: CallContext,
+    ctx: Any,
+    *,
+    recorder: Recorder | None = None,
+    clock: Any = None,
+) -> Outcome:
+    """Run one operation call end to end and return its serialized outcome.
+
+    Validation is strict on both surfaces: the CLI converts flag strings to their field types
+    before calling, so the same arguments are accepted or refused alike over CLI and MCP.
+    """
+    recorder = recorder or NullRecorder()
+    now = clock or (lambda: datetime.now(timezone.utc))
+    op = registry.get(name)
+    record = CallRecord(
+        call=call,
+        operation=name,
+        known=op is not None,
+        arguments=_arguments_text(raw),
+        started_at=now(),
+    )
+    if op is None:
+        outcome = error_outcome("unknown_operation", f"unknown operation {echo(name)}", sanitize_field(name))
+        recorder.refuse(record, outcome, _surface_exit(call, outcome))
+        return outcome
+
+    try:
+        if isinstance(raw, ArgumentError):
+            raise raw.error
+        arguments = _validate(op.impl.input_model, raw)
+    except InvalidInput as exc:
+        outcome = error_outcome(exc.code, exc.message, name)
+        recorder.refuse(record, outcome, _surface_exit(call, outcome))
+        return outcome
+
+    handler, output_model = op.impl.handler, op.impl.output_model
+
+    def run() -> dict[str, Any]:
+        result = handler(arguments, ctx)
+        if not isinstance(result, output_model):
+            raise TypeError(f"{name} returned {type(result).__name__}, expected {output_model.__name__}")
+        return result.model_dump(mode="json", by_alias=True)
+
+    return _recorded(record, run, recorder)
+
+
+def run_operator(
+    tool_name: str,
+    arguments: Mapping[str, Any],
+    call: CallContext,
+    run: Callable[[], dict[str, Any]],
+    *,
+    recorder: Recorder | None = None,
+    clock: Any = None,
+) -> Outcome:
+    """Run an operator command (`cli.init`, `cli.ingest_events`, ...) through the same recording path."""
+    now = clock or (lambda: datetime.now(timezone.utc))
+    record = CallRecord(
+        call=call, operation=tool_name, known=True, arguments=_arguments_text(arguments), started_at=now()
+    )
+    return _recorded(record, run, recorder or NullRecorder())
+
+
+def _recorded(record: CallRecord, run: Callable[[], dict[str, Any]], recorder: Recorder) -> Outcome:
+    name = record.operation
+    try:
+        recorder.begin(record)
+    except LedgerUnavailableError as exc:
+        log.error("ledger unavailable, call %s refused: %s", name, exc.message)
+        return error_outcome(exc.code, exc.message, name)
+
+    started = time.perf_counter_ns()
+    try:
+        document = run()
+        outcome = Outcome(text=serialize(document), document=document)
+    except HarnessError as exc:
+        outcome = error_outcome(exc.code, exc.message, name)
+    except Exception as exc:  # noqa: BLE001 - the contract: anything unexpected is internal_error
+        log.exception("internal error in %s", name)
+        outcome = error_outcome(
+            "internal_error", f"unexpected {type(exc).__name__} in {name}; details are in the server log", name
+        )
+    duration_ms = (time.perf_counter_ns() - started) // 1_000_000
+    recorder.finish(record, outcome, duration_ms, _surface_exit(record.call, outcome))
+    return outcome
+
+
+def _validate(model: type[BaseModel], raw: Mapping[str, Any]) -> BaseModel:
+    try:
+        return model.model_validate(dict(raw), strict=True)
+    except ValidationError as exc:
+        raise InvalidInput(describe_validation_error(exc, model)) from None

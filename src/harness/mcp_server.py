@@ -1,0 +1,202 @@
+"""The MCP front door: a low-level MCP server whose tools are the registry's operations."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from harness import __version__
+from harness.dispatch import CallContext, Outcome, Recorder, dispatch
+from harness.ledger.ids import session_conversation_id, uuid7
+from harness.schemas import input_schema, output_schema
+from harness.surface import Registry
+
+log = logging.getLogger("harness.mcp")
+
+CONVERSATION_META = "harness/conversation_id"
+TOOL_CALL_META = "harness/tool_call_id"
+CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
+SESSION_HEADER = "mcp-session-id"
+
+INSTRUCTIONS = (
+    "triage-harness tools. Every tool returns one JSON object; errors come back as a tool error whose text is "
+    '{"error": {"code", "message", "operation"}}. Pass _meta["harness/conversation_id"] to group your calls '
+    "into one ledger conversation."
+)
+
+
+def tool_list(registry: Registry) -> list[types.Tool]:
+    """The tools/list entries of a registry: schemas, annotations and descriptions from surface.py."""
+    tools = []
+    for op in registry:
+        tools.append(
+            types.Tool(
+                name=op.name,
+                title=op.title,
+                description=op.impl.description,
+                input_schema=input_schema(op),
+                output_schema=output_schema(op),
+                annotations=types.ToolAnnotations(
+                    title=op.title,
+                    read_only_hint=op.read_only,
+                    destructive_hint=op.destructive,
+                    idempotent_hint=op.idempotent,
+                    open_world_hint=op.open_world,
+                ),
+            )
+        )
+    return tools
+
+
+def call_result(outcome: Outcome) -> types.CallToolResult:
+    """Success: text plus structured content. Error: isError with the error JSON as the only content."""
+    content = [types.TextContent(type="text", text=outcome.text)]
+    if outcome.is_error:
+        return types.CallToolResult(content=content, is_error=True)
+    return types.CallToolResult(content=content, structured_content=outcome.document)
+
+
+def _client_info(ctx: Any, meta: Mapping[str, Any]) -> tuple[str, str]:
+    params = ctx.session.client_params
+    if params is not None and params.client_info is not None:
+        return params.client_info.name or "", params.client_info.version or ""
+    info = meta.get(CLIENT_INFO_META)
+    if isinstance(info, Mapping):
+        return str(info.get("name", "")), str(info.get("version", ""))
+    return "", ""
+
+
+class CallContextFactory:
+    """Derives the ledger identifiers of each MCP call (surface.md: conversation id rules)."""
+
+    def __init__(self, transport: str) -> None:
+        self.transport = transport
+        # stdio: one conversation per server process.
+        self.process_conversation = str(uuid7())
+
+    def __call__(self, ctx: Any) -> CallContext:
+        meta: Mapping[str, Any] = ctx.meta or {}
+        name, version = _client_info(ctx, meta)
+        supplied = meta.get(CONVERSATION_META)
+        session_id = ""
+        if ctx.request is not None and hasattr(ctx.request, "headers"):
+            session_id = ctx.request.headers.get(SESSION_HEADER, "")
+        if isinstance(supplied, str | int) and not isinstance(supplied, bool) and str(supplied):
+            conversation, source = str(supplied), "meta"
+        elif self.transport == "stdio":
+            conversation, source = self.process_conversation, "process"
+        elif session_id:
+            # The session id is a bearer value: only its digest is ever stored.
+            conversation, source = session_conversation_id(session_id), "session"
+        else:
+            conversation, source = str(uuid7()), "generated"
+        client_call = meta.get(TOOL_CALL_META)
+        return CallContext(
+            surface="mcp",
+            transport=self.transport,
+            conversation_id=conversation,
+            conversation_source=source,
+            request_id="" if ctx.request_id is None else str(ctx.request_id),
+            tool_call_id=str(uuid7()),
+            client_name=name,
+            client_version=version,
+            client_tool_call_id=str(client_call) if isinstance(client_call, str | int) else "",
+        )
+
+
+def build_server(
+    registry: Registry,
+    context: Any,
+    *,
+    recorder: Recorder | None = None,
+    transport: str = "stdio",
+) -> Server[Any]:
+    """An MCP server exposing `registry`; every call goes through `dispatch` on a worker thread."""
+    tools = tool_list(registry)
+    call_context = CallContextFactory(transport)
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        call = call_context(ctx)
+        arguments = params.arguments or {}
+        outcome = await anyio.to_thread.run_sync(
+            lambda: dispatch(registry, params.name, arguments, call, context, recorder=recorder, clock=context.clock)
+        )
+        return call_result(outcome)
+
+    schemas = {op.name: input_schema(op) for op in registry}
+    return Server(
+        "triage-harness",
+        version=__version__,
+        title="triage-harness",
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=schemas.get,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve over stdin/stdout until the client closes the pipe."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and localhost."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerTokenMiddleware(BaseHTTPMiddleware):
+    """Requires `Authorization: Bearer <token>` on every request (remote binds only)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        super().__init__(app)
+        self._expected = f"Bearer {token}".encode()
+
+    async def dispatch(self, request: Request, call_next: Callable[[Request], Any]) -> Response:
+        given = request.headers.get("authorization", "").encode()
+        if not hmac.compare_digest(given, self._expected):
+            return JSONResponse({"error": "a valid bearer token is required"}, status_code=401)
+        return await call_next(request)
+
+
+def http_app(server: Server[Any], *, host: str, remote_token: str = "") -> Any:
+    """The streamable HTTP ASGI app at /mcp; DNS-rebinding protection on loopback, a bearer token off it."""
+    if is_loopback(host):
+        app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    else:
+        app = server.streamable_http_app(
+            streamable_http_path="/mcp",
+            host=host,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        app.add_middleware(BearerTokenMiddleware, token=remote_token)
+    return app
+
+
+def serve_http(server: Server[Any], host: str, port: int, *, remote_token: str = "") -> None:
+    """Serve streamable HTTP at http://host:port/mcp until interrupted."""
+    import uvicorn
+
+    uvicorn.run(http_app(server, host=host, remote_token=remote_token), host=host, port=port, log_level="warning")

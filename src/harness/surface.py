@@ -1,0 +1,98 @@
+"""The canonical operation list: one entry per operation, shared by the CLI and the MCP server.
+
+Each entry names the module that implements it. That module exports `Input` and `Output`
+(pydantic models), `DESCRIPTION` (what the agent reads) and `handle(input, ctx) -> Output`.
+Modules load on first use, so `harness --help` stays fast without importing every model.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+Toolset = Literal["investigate", "triage"]
+TOOLSETS: tuple[Toolset, ...] = ("investigate", "triage")
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """What an operation module provides."""
+
+    input_model: type[Any]
+    output_model: type[Any]
+    description: str
+    handler: Callable[[Any, Any], Any]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation: its MCP tool name and CLI subcommand, hints, and where its code lives."""
+
+    name: str
+    title: str
+    toolset: Toolset
+    module: str = ""
+    open_world: bool = False
+    read_only: bool = True
+    destructive: bool = False
+    idempotent: bool = True
+    # Test registries pass an Implementation directly instead of a module path.
+    implementation: Implementation | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def impl(self) -> Implementation:
+        """The loaded implementation (imported on first use)."""
+        if self.implementation is not None:
+            return self.implementation
+        mod = importlib.import_module(self.module)
+        return Implementation(
+            input_model=mod.Input,
+            output_model=mod.Output,
+            description=mod.DESCRIPTION,
+            handler=mod.handle,
+        )
+
+    def annotations(self) -> dict[str, bool]:
+        """The MCP tool hints."""
+        return {
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        }
+
+
+class Registry:
+    """An ordered, name-indexed set of operations (the package's, a toolset subset, or a test's)."""
+
+    def __init__(self, operations: Iterable[Operation]) -> None:
+        self._ops: dict[str, Operation] = {}
+        for op in operations:
+            if op.name in self._ops:
+                raise ValueError(f"operation {op.name} is registered twice")
+            self._ops[op.name] = op
+
+    def __iter__(self) -> Iterator[Operation]:
+        return iter(self._ops.values())
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    def get(self, name: str) -> Operation | None:
+        """The operation called `name`, or None."""
+        return self._ops.get(name)
+
+    def names(self) -> list[str]:
+        """Operation names in registry order."""
+        return list(self._ops)
+
+    def subset(self, toolsets: Iterable[str]) -> Registry:
+        """The operations of the given toolsets only."""
+        wanted = set(toolsets)
+        return Registry(op for op in self if op.toolset in wanted)
+
+
+OPERATIONS = Registry([])

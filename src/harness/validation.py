@@ -1,0 +1,106 @@
+"""Turn a pydantic ValidationError into the one-line `<field path>: <problem>` message of surface.md."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from harness.text.sanitize import echo
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return echo(value)
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return _json_type(value)
+    return text if len(text) <= 64 else _json_type(value)
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """`("ids", 3)` -> `ids[3]`; `("finding_metadata", "k")` -> `finding_metadata.k`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "arguments"
+
+
+def _problem(error: Any, model: type[BaseModel]) -> str:
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    value = error.get("input")
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        allowed = ", ".join(model.model_fields)
+        return f"unknown field; the accepted fields are {allowed}"
+    if kind == "value_error":
+        return str(ctx.get("error", error["msg"]))
+    if kind in ("string_type", "string_unicode"):
+        return f"expected a string, got {_json_type(value)}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"expected an integer, got {_shown(value)}"
+    if kind in ("bool_type", "bool_parsing"):
+        return f"expected a boolean, got {_shown(value)}"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"expected an object, got {_json_type(value)}"
+    if kind in ("list_type", "tuple_type"):
+        return f"expected an array, got {_json_type(value)}"
+    if kind == "greater_than_equal":
+        return f"must be at least {ctx['ge']}, got {_shown(value)}"
+    if kind == "less_than_equal":
+        return f"must be at most {ctx['le']}, got {_shown(value)}"
+    if kind == "greater_than":
+        return f"must be greater than {ctx['gt']}, got {_shown(value)}"
+    if kind == "less_than":
+        return f"must be less than {ctx['lt']}, got {_shown(value)}"
+    if kind == "string_too_short":
+        return "must not be empty" if ctx.get("min_length") == 1 else f"must be at least {ctx['min_length']} bytes"
+    if kind == "string_too_long":
+        size = len(value.encode("utf-8", "surrogatepass")) if isinstance(value, str) else "more"
+        return f"must be at most {ctx['max_length']} bytes (UTF-8), got {size}"
+    if kind == "too_long":
+        return f"must have at most {ctx['max_length']} items, got {ctx.get('actual_length', 'more')}"
+    if kind == "too_short":
+        return f"must have at least {ctx['min_length']} items"
+    if kind in ("literal_error", "enum"):
+        return f"must be one of {ctx.get('expected', '')}, got {_shown(value)}"
+    if kind == "string_pattern_mismatch":
+        return f"does not match the pattern {ctx.get('pattern', '')}"
+    return str(error["msg"])
+
+
+def describe_validation_error(exc: ValidationError, model: type[BaseModel]) -> str:
+    """The message for the first failing field in input-model order."""
+    order = {name: i for i, name in enumerate(model.model_fields)}
+    errors = exc.errors(include_url=False)
+
+    def rank(item: tuple[int, Any]) -> tuple[int, int]:
+        index, error = item
+        head = error["loc"][0] if error["loc"] else ""
+        return (order.get(head, len(order)) if isinstance(head, str) else len(order), index)
+
+    _, first = min(enumerate(errors), key=rank)
+    return f"{field_path(tuple(first['loc']))}: {_problem(first, model)}"
