@@ -1,0 +1,340 @@
+"""The SQLite backend (ledger.md §7.3, §10): one writer connection per process, WAL, BEGIN IMMEDIATE per write."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sqlite3
+import threading
+import urllib.parse
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from harness.ledger import chain, migrations
+from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
+from harness.ledger.model import LedgerRedactor, LedgerRow, format_ts
+from harness.ledger.records import Clock
+from harness.ledger.settings import LedgerSettings
+from harness.ledger.sqlcore import Cursor, Dialect, Hasher, SqlSnapshot, SqlStore, empty_snapshot
+
+T = TypeVar("T")
+
+MIN_SQLITE_VERSION = (3, 37, 0)
+
+_BOOTSTRAP = """CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER PRIMARY KEY CHECK (version >= 1),
+  name TEXT NOT NULL,
+  checksum TEXT NOT NULL CHECK (length(checksum) = 64),
+  applied_at TEXT NOT NULL,
+  applied_by TEXT
+) STRICT"""
+
+
+def _ts_from_db(text: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(text)
+
+
+def _row_from_db(r: Sequence[Any]) -> LedgerRow:
+    parse = datetime.datetime.fromisoformat
+    return LedgerRow(
+        uuid.UUID(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], parse(r[7]),
+        None if r[8] is None else parse(r[8]),
+        None if r[9] is None else parse(r[9]),
+        r[10], r[11], r[12], r[13], r[14], r[15], r[16], r[17],
+        None if r[18] is None else bool(r[18]),
+        r[19], r[20], r[21], r[22], r[23], r[24], r[25],
+    )  # fmt: skip
+
+
+DIALECT = Dialect(
+    name="sqlite",
+    prefix="",
+    param="?",
+    meta_cast="",
+    id_to_db=str,
+    ts_to_db=format_ts,
+    bool_to_db=int,
+    row_from_db=_row_from_db,
+    ts_from_db=_ts_from_db,
+)
+
+
+def _unavailable(exc: sqlite3.Error) -> LedgerError:
+    if isinstance(exc, sqlite3.IntegrityError):
+        return LedgerIntegrityError(f"ledger constraint failed: {exc}")
+    return LedgerUnavailable(f"SQLite ledger unavailable: {exc}")
+
+
+def check_library() -> None:
+    """Refuse SQLite builds older than 3.37 (STRICT tables)."""
+    if sqlite3.sqlite_version_info < MIN_SQLITE_VERSION:
+        raise LedgerUnavailable(f"SQLite {sqlite3.sqlite_version} is too old; the ledger needs 3.37 or newer")
+
+
+def connect(path: Path, *, busy_timeout_ms: int, query_only: bool) -> sqlite3.Connection:
+    """The one connection factory: existing file only, foreign keys asserted, WAL, busy timeout, untrusted schema."""
+    uri = "file:" + urllib.parse.quote(str(path.absolute())) + "?mode=rw"
+    try:
+        conn = sqlite3.connect(
+            uri, uri=True, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
+        )
+    except sqlite3.Error as exc:
+        raise LedgerUnavailable(f"cannot open the SQLite ledger: {exc}") from exc
+    try:
+        conn.execute("PRAGMA foreign_keys = ON")
+        # Without foreign keys there is no cascade, only orphans: refuse rather than run unguarded.
+        if conn.execute("PRAGMA foreign_keys").fetchone()[0] != 1:
+            raise LedgerUnavailable("this SQLite build cannot enforce foreign keys")
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        conn.execute("PRAGMA trusted_schema = OFF")
+        if hasattr(conn, "setconfig"):
+            conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("SELECT json_valid('{}')")
+        if query_only:
+            conn.execute("PRAGMA query_only = ON")
+    except sqlite3.Error as exc:
+        conn.close()
+        raise LedgerUnavailable(f"cannot open the SQLite ledger: {exc}") from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def create_file(path: Path) -> bool:
+    """Create an empty ledger file with mode 0600 (parents 0700); False when it already existed."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise LedgerUnavailable(f"cannot create the SQLite ledger: {exc.strerror}") from exc
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return True
+
+
+def statements(script: str) -> Iterator[str]:
+    """Split a migration script into complete statements (trigger bodies keep their inner semicolons)."""
+    buffer = ""
+    for piece in script.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip(" \t\r\n;"):
+                yield buffer
+            buffer = ""
+
+
+def _has_migrations_table(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")
+    return bool(row.fetchone()[0])
+
+
+def _applied(conn: sqlite3.Connection) -> list[migrations.Applied]:
+    if not _has_migrations_table(conn):
+        return []
+    rows = conn.execute("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+    return [migrations.Applied(*row) for row in rows]
+
+
+def read_schema_version(conn: sqlite3.Connection) -> int:
+    """The highest applied migration of an open database (0 without schema_migrations)."""
+    applied = _applied(conn)
+    return max((a.version for a in applied), default=0)
+
+
+def migrate_connection(conn: sqlite3.Connection, clock: Clock) -> tuple[int, list[migrations.Migration]]:
+    """Apply the missing migrations, each in its own BEGIN EXCLUSIVE transaction; returns (from_version, applied)."""
+    from_version: int | None = None
+    done: list[migrations.Migration] = []
+    while True:
+        try:
+            conn.execute("BEGIN EXCLUSIVE")
+            conn.execute(_BOOTSTRAP)
+            applied = _applied(conn)
+            if from_version is None:
+                from_version = max((a.version for a in applied), default=0)
+            todo = migrations.pending("sqlite", applied)
+            if not todo:
+                conn.execute("COMMIT")
+                return from_version, done
+            step = todo[0]
+            for statement in statements(step.sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, checksum, applied_at, applied_by) VALUES (?, ?, ?, ?, NULL)",
+                (step.version, step.name, step.checksum, format_ts(clock())),
+            )
+            conn.execute("COMMIT")
+            done.append(step)
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise LedgerUnavailable(f"SQLite ledger migration failed: {exc}") from exc
+            raise
+
+
+class SqliteStore(SqlStore):
+    """A SQLite ledger file; writes serialize on a process lock and BEGIN IMMEDIATE across processes."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        writer: sqlite3.Connection | None,
+        redactor: LedgerRedactor,
+        clock: Clock,
+        settings: LedgerSettings,
+        ruleset_version: int,
+        hasher: Hasher = chain.hash_values,
+    ) -> None:
+        super().__init__(
+            dialect=DIALECT,
+            redactor=redactor,
+            clock=clock,
+            settings=settings,
+            ruleset_version=ruleset_version,
+            hasher=hasher,
+        )
+        self.path = path
+        self._writer = writer
+        self._lock = threading.Lock()
+        self._synchronous = ""
+
+    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: Callable[[Cursor], T]) -> T:
+        with self._lock:
+            conn = self._writer
+            if conn is None:
+                raise LedgerUnavailable("the SQLite ledger was opened read-only")
+            synchronous = "FULL" if full_sync else "NORMAL"
+            try:
+                if synchronous != self._synchronous:
+                    conn.execute(f"PRAGMA synchronous = {synchronous}")
+                    self._synchronous = synchronous
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise _unavailable(exc) from exc
+            try:
+                result = work(conn.cursor())
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise _unavailable(exc) from exc
+                raise
+            return result
+
+    @contextmanager
+    def snapshot(self) -> Iterator[SqlSnapshot]:
+        """A read transaction on a fresh query_only connection."""
+        conn = connect(self.path, busy_timeout_ms=self._settings.busy_timeout_ms, query_only=True)
+        try:
+            conn.execute("BEGIN")
+
+            def fetch(sql: str, params: Sequence[Any]) -> list[Any]:
+                try:
+                    return conn.execute(sql, params).fetchall()
+                except sqlite3.Error as exc:
+                    raise _unavailable(exc) from exc
+
+            def stream(sql: str, params: Sequence[Any]) -> Iterator[Any]:
+                try:
+                    yield from conn.execute(sql, params)
+                except sqlite3.Error as exc:
+                    raise _unavailable(exc) from exc
+
+            yield SqlSnapshot(DIALECT, fetch, stream)
+        finally:
+            conn.close()
+
+    def schema_version(self) -> int:
+        """The highest applied migration."""
+        conn = connect(self.path, busy_timeout_ms=self._settings.busy_timeout_ms, query_only=True)
+        try:
+            return read_schema_version(conn)
+        except sqlite3.Error as exc:
+            raise _unavailable(exc) from exc
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        """Close the writer connection."""
+        with self._lock:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+
+
+class MissingSqliteStore(SqlStore):
+    """A ledger file that does not exist yet, opened for reading: reads are empty, writes refused, nothing created."""
+
+    def __init__(self, path: Path, *, redactor: LedgerRedactor, clock: Clock, settings: LedgerSettings) -> None:
+        super().__init__(dialect=DIALECT, redactor=redactor, clock=clock, settings=settings, ruleset_version=1)
+        self.path = path
+
+    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: Callable[[Cursor], T]) -> T:
+        raise LedgerUnavailable("the SQLite ledger does not exist and was opened read-only")
+
+    def snapshot(self) -> Any:
+        """An empty snapshot."""
+        return empty_snapshot()
+
+    def schema_version(self) -> int:
+        """No schema."""
+        return 0
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def open_sqlite_store(
+    path: Path,
+    *,
+    redactor: LedgerRedactor,
+    clock: Clock,
+    settings: LedgerSettings,
+    ruleset_version: int,
+    create: bool = True,
+    hasher: Hasher = chain.hash_values,
+) -> SqliteStore | MissingSqliteStore:
+    """Open (and with `create`, create with mode 0600 and migrate) a SQLite ledger file."""
+    check_library()
+    if not create:
+        if not path.exists():
+            return MissingSqliteStore(path, redactor=redactor, clock=clock, settings=settings)
+        conn = connect(path, busy_timeout_ms=settings.busy_timeout_ms, query_only=True)
+        try:
+            version = read_schema_version(conn)
+        except sqlite3.Error as exc:
+            raise _unavailable(exc) from exc
+        finally:
+            conn.close()
+        if version == 0:
+            return MissingSqliteStore(path, redactor=redactor, clock=clock, settings=settings)
+        if version != migrations.target_version("sqlite"):
+            raise migrations.schema_mismatch(version, migrations.target_version("sqlite"))
+        return SqliteStore(
+            path, writer=None, redactor=redactor, clock=clock, settings=settings,
+            ruleset_version=ruleset_version, hasher=hasher,
+        )  # fmt: skip
+    create_file(path)
+    writer = connect(path, busy_timeout_ms=settings.busy_timeout_ms, query_only=False)
+    try:
+        migrate_connection(writer, clock)
+    except BaseException:
+        writer.close()
+        raise
+    return SqliteStore(
+        path, writer=writer, redactor=redactor, clock=clock, settings=settings,
+        ruleset_version=ruleset_version, hasher=hasher,
+    )  # fmt: skip
+

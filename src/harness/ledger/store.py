@@ -1,0 +1,126 @@
+"""The ledger Store API (ledger.md §9): result types, the Store protocol and `open_store`."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol
+
+from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable, LedgerValueError
+from harness.ledger.model import LedgerEvent, LedgerRedactor, LedgerRow
+from harness.ledger.postgres import open_postgres_store
+from harness.ledger.records import (
+    Call,
+    CallFilter,
+    Clock,
+    ConversationInfo,
+    ConversationSummary,
+    Head,
+    InsertResult,
+    Reservation,
+    Tombstone,
+)
+from harness.ledger.settings import LedgerSettings, is_postgres_target
+from harness.ledger.sqlite import open_sqlite_store
+
+__all__ = [
+    "Call",
+    "CallFilter",
+    "Clock",
+    "ConversationInfo",
+    "ConversationSummary",
+    "Head",
+    "InsertResult",
+    "LedgerError",
+    "LedgerIntegrityError",
+    "LedgerUnavailable",
+    "LedgerValueError",
+    "Reservation",
+    "Snapshot",
+    "Store",
+    "Tombstone",
+    "open_store",
+]
+
+
+class Snapshot(Protocol):
+    """One consistent read view of the ledger (SQLite read transaction; PostgreSQL REPEATABLE READ READ ONLY)."""
+
+    def conversations(self, conversation_ids: Sequence[str] | None = None) -> list[ConversationInfo]: ...
+
+    def conversation_summaries(self, conversation_id: str | None, limit: int) -> list[ConversationSummary]: ...
+
+    def count_rows(self, conversation_id: str) -> int: ...
+
+    def rows(
+        self,
+        conversation_ids: Sequence[str] | None = None,
+        since: datetime.datetime | None = None,
+        until: datetime.datetime | None = None,
+    ) -> Iterator[LedgerRow]: ...
+
+    def conversation_rows(
+        self, conversation_id: str, *, after_chain_seq: int = 0, tool_call_id: str | None = None, limit: int | None = None
+    ) -> list[LedgerRow]: ...
+
+    def heads(self, conversation_id: str | None = None) -> list[Head]: ...
+
+    def tombstones(self) -> list[Tombstone]: ...
+
+    def calls(self, where: CallFilter, limit: int) -> list[Call]: ...
+
+
+class Store(Protocol):
+    """An open ledger. Thread-safe; every write runs `prepare` (§5) first."""
+
+    backend: str
+
+    def insert(self, event: LedgerEvent) -> InsertResult: ...
+
+    def insert_many(self, events: Sequence[LedgerEvent]) -> list[InsertResult]: ...
+
+    def reserve(self, start_event: LedgerEvent) -> Reservation: ...
+
+    def get_end(self, conversation_id: str, request_id: str, tool_call_id: str) -> LedgerRow | None: ...
+
+    def list_by_conversation(
+        self, conversation_id: str, *, after_chain_seq: int = 0, limit: int | None = None
+    ) -> list[LedgerRow]: ...
+
+    def list_in_flight_before(self, cutoff: datetime.datetime, *, limit: int = 1000) -> list[LedgerRow]: ...
+
+    def heads(self, conversation_id: str | None = None) -> list[Head]: ...
+
+    def iter_rows(
+        self,
+        conversation_ids: Sequence[str] | None = None,
+        since: datetime.datetime | None = None,
+        until: datetime.datetime | None = None,
+    ) -> Iterator[LedgerRow]: ...
+
+    def tombstones(self) -> list[Tombstone]: ...
+
+    def schema_version(self) -> int: ...
+
+    def snapshot(self) -> AbstractContextManager[Snapshot]: ...
+
+    def close(self) -> None: ...
+
+
+def open_store(
+    target: str | Path,
+    *,
+    redactor: LedgerRedactor,
+    clock: Clock,
+    settings: LedgerSettings,
+    create: bool = True,
+) -> Store:
+    """Open a SQLite path or a `postgresql://` DSN.
+
+    `create=False` opens for reading only: a missing SQLite file reads as an empty ledger and is never created.
+    """
+    if isinstance(target, str) and is_postgres_target(target):
+        return open_postgres_store(target, redactor=redactor, clock=clock, settings=settings, readonly=not create)
+    return open_sqlite_store(Path(target), redactor=redactor, clock=clock, settings=settings, create=create)
