@@ -10,6 +10,7 @@ import trustme
 
 from harness.net import GuardedClient
 from tests.net.https_server import HttpsServer
+from tests.net.sleeps import SleepRecorder
 
 
 @pytest.fixture(scope="session")
@@ -23,16 +24,6 @@ def https_server(tls_ca: trustme.CA) -> Iterator[HttpsServer]:
     """A started HttpsServer on 127.0.0.1 (certificate for 127.0.0.1 and localhost), stopped after the test."""
     with HttpsServer(tls_ca) as server:
         yield server
-
-
-class SleepRecorder:
-    """An injected `sleep` that records the delays it is asked for and returns at once."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
 
 
 @pytest.fixture
