@@ -1,0 +1,206 @@
+"""The shared redactor (ledger.md §6): known secret values and secret shapes become `[REDACTED:<id>]`.
+
+One module serves the ledger, the stderr log formatter, get_raw_event and sidecars; no other code in
+the project holds secret patterns. `build_redactor` is called once at startup by config.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, NamedTuple
+
+from harness.text import canonjson
+from harness.text.casefold import normalize_key
+from harness.text.redact_known import (
+    EXCLUDED_SUFFIXES,
+    KNOWN_SECRET_ID,
+    MAX_VALUE_BYTES,
+    MAX_VALUES,
+    MIN_VALUE_BYTES,
+    NAME_SUBSTRINGS,
+    NAME_WORDS,
+    KnownMatcher,
+    KnownSecrets,
+)
+from harness.text.redact_spans import CLASS_NAMES, merge, rebuild, usable
+from harness.text.redact_text import (
+    CAP_MARKER,
+    PLACEHOLDER_FORMAT,
+    boundary_at_or_before,
+    cut_outside_placeholders,
+    sanitize,
+    utf8_size,
+)
+
+__all__ = [
+    "CREDENTIAL_KEY_ID",
+    "CREDENTIAL_PLACEHOLDER",
+    "RULESET_FINGERPRINT",
+    "RULESET_VERSION",
+    "KnownSecrets",
+    "Processed",
+    "Redactor",
+    "build_redactor",
+    "describe_ruleset",
+    "is_credential_key",
+]
+
+RULESET_VERSION = 0
+
+CREDENTIAL_KEY_ID = "credential_key"
+CREDENTIAL_PLACEHOLDER = PLACEHOLDER_FORMAT.format(rule_id=CREDENTIAL_KEY_ID)
+# Compared without underscores so that all-caps spellings (`SECRETACCESSKEY`, investigate.md §9.5) match too.
+_CREDENTIAL_KEYS = ("session_token", "secret_access_key")
+_CREDENTIAL_KEYS_JOINED = frozenset(key.replace("_", "") for key in _CREDENTIAL_KEYS)
+
+# A redaction pass can only enable another match next to a placeholder it inserted; a few passes reach the fixpoint.
+_MAX_PASSES = 8
+
+# Log lines keep tab, CR and LF (escaped later); every other C0 and C1 control, and DEL, is dropped.
+_LINE_CONTROLS = {code: None for code in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)] if code not in (9, 10, 13)}
+
+
+def is_credential_key(key: str) -> bool:
+    """The `credential_key` tree rule: a key naming a session token or a secret access key in any casing."""
+    return normalize_key(key).replace("_", "") in _CREDENTIAL_KEYS_JOINED
+
+
+def describe_ruleset() -> dict[str, Any]:
+    """The canonical description of every rule, the terminators and the placeholder format."""
+    return {
+        "placeholder": PLACEHOLDER_FORMAT,
+        "cap_marker": CAP_MARKER.decode("ascii"),
+        "classes": list(CLASS_NAMES),
+        "known": {
+            "id": KNOWN_SECRET_ID,
+            "min_bytes": MIN_VALUE_BYTES,
+            "max_bytes": MAX_VALUE_BYTES,
+            "max_values": MAX_VALUES,
+            "name_substrings": list(NAME_SUBSTRINGS),
+            "name_words": sorted(NAME_WORDS),
+            "excluded_suffixes": list(EXCLUDED_SUFFIXES),
+            "forms": ["raw", "json", "json_ascii", "percent", "percent_path", "percent_plus"],
+        },
+        "tree_rules": [{"id": CREDENTIAL_KEY_ID, "keys": list(_CREDENTIAL_KEYS), "compare": "normalize_key, no _"}],
+        "rules": [],
+    }
+
+
+RULESET_FINGERPRINT = hashlib.sha256(canonjson.dumps_bytes(describe_ruleset())).hexdigest()
+
+
+class Processed(NamedTuple):
+    """What `Redactor.process` returns: the stored text and what happened to it."""
+
+    text: str
+    original_bytes: int
+    capped: bool
+    rules_hit: tuple[str, ...]
+
+
+class Redactor:
+    """Immutable and thread-safe; built once at startup by `build_redactor`."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self, known: KnownMatcher) -> None:
+        self._known = known
+
+    def __repr__(self) -> str:
+        return f"Redactor(version={RULESET_VERSION}, known_patterns={self._known.count})"
+
+    def redact(self, s: str) -> str:
+        """Redact text of any length (no cap)."""
+        return self.process(s, 0).text
+
+    def redact_for_ledger(self, s: str, cap_bytes: int) -> str:
+        """Sanitize, cap to `cap_bytes` UTF-8 bytes (<= 0: no cap), redact, mark; at most cap + 11 bytes."""
+        return self.process(s, cap_bytes).text
+
+    def process(self, s: str, cap_bytes: int) -> Processed:
+        """`redact_for_ledger` plus the original size, whether a cap applied, and the placeholder ids inserted."""
+        original = utf8_size(s)
+        buf = sanitize(s).encode("utf-8")
+        capped = cap_bytes > 0 and len(buf) > cap_bytes
+        if capped:
+            buf = buf[: boundary_at_or_before(buf, cap_bytes)]
+        hits: list[str] = []
+        red = self._redact_body(buf, hits)
+        limit = cap_bytes + len(CAP_MARKER)
+        if cap_bytes > 0 and len(red) + (len(CAP_MARKER) if capped else 0) > limit:
+            red = self._cut_stable(red, cap_bytes, hits)
+            capped = True
+        out = red + CAP_MARKER if capped else red
+        return Processed(out.decode("utf-8"), original, capped, tuple(sorted(set(hits))))
+
+    def redact_line(self, s: str, cap_bytes: int = 8192) -> str:
+        """One log line: controls dropped (tab kept), redacted, CR and LF escaped visibly, capped."""
+        text = self.redact(s.translate(_LINE_CONTROLS))
+        buf = text.replace("\r", "\\r").replace("\n", "\\n").encode("utf-8")
+        if cap_bytes > 0 and len(buf) > cap_bytes:
+            buf = buf[: cut_outside_placeholders(buf, cap_bytes)] + CAP_MARKER
+        return buf.decode("utf-8")
+
+    def redact_json_leaves(self, obj: Any, leaf_cap: int) -> Any:
+        """A copy of a JSON tree with every string leaf redacted and capped, and the credential_key rule applied."""
+        return self._tree(obj, leaf_cap)[0]
+
+    def redact_tree(self, obj: Any) -> tuple[Any, bool]:
+        """get_raw_event step 3(b)+(c): the credential_key rule and uncapped redaction of every string value."""
+        return self._tree(obj, 0)
+
+    def _tree(self, node: Any, leaf_cap: int) -> tuple[Any, bool]:
+        if isinstance(node, str):
+            new = self.process(node, leaf_cap).text
+            return new, new != node
+        if isinstance(node, dict):
+            out: dict[Any, Any] = {}
+            changed = False
+            for key, value in node.items():
+                if isinstance(key, str) and is_credential_key(key):
+                    out[key] = CREDENTIAL_PLACEHOLDER
+                    changed = changed or value != CREDENTIAL_PLACEHOLDER
+                else:
+                    out[key], sub = self._tree(value, leaf_cap)
+                    changed = changed or sub
+            return out, changed
+        if isinstance(node, (list, tuple)):
+            items = []
+            changed = False
+            for value in node:
+                new, sub = self._tree(value, leaf_cap)
+                items.append(new)
+                changed = changed or sub
+            return items, changed
+        return node, False
+
+    def _redact_body(self, buf: bytes, hits: list[str]) -> bytes:
+        # A cap marker already in the text ends input for every rule, so no span ever reaches into it.
+        if CAP_MARKER not in buf:
+            return self._fixpoint(buf, hits)
+        return CAP_MARKER.join(self._fixpoint(part, hits) for part in buf.split(CAP_MARKER))
+
+    def _fixpoint(self, buf: bytes, hits: list[str]) -> bytes:
+        for _ in range(_MAX_PASSES):
+            spans = usable(buf, self._known.spans(buf))
+            if not spans:
+                break
+            merged = merge(spans)
+            hits.extend(item.rule_id for item in merged)
+            buf = rebuild(buf, merged)
+        return buf
+
+    def _cut_stable(self, red: bytes, cap_bytes: int, hits: list[str]) -> bytes:
+        """A prefix of at most `cap_bytes` that is itself fully redacted when its end is an end of input."""
+        for _ in range(_MAX_PASSES):
+            head = red[: cut_outside_placeholders(red, cap_bytes)]
+            again = self._redact_body(head, hits)
+            if again == head or len(again) <= cap_bytes:
+                return again
+            red = again
+        return b""
+
+
+def build_redactor(known: KnownSecrets) -> Redactor:
+    """The process-wide redactor over the catalogue and the given known secret values."""
+    return Redactor(KnownMatcher(known.patterns()))
