@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from harness.net import (
     REDIRECT_REFUSED,
+    ClientConfigError,
     GuardedClient,
     Refused,
     TooLarge,
@@ -196,3 +197,54 @@ def test_aur_body_cap_is_1_mib(https_server: HttpsServer, aur: Builder) -> None:
     with pytest.raises(TooLarge) as raised:
         aur().get("/big")
     assert raised.value.reason == "response larger than 1,048,576 bytes"
+
+
+_AUR_OK: dict[str, Any] = {
+    "base_url": "https://aur.archlinux.org",
+    "ca_file": None,
+    "min_interval_ms": 200,
+    "backoff_base_ms": 1000,
+    "max_retries": 3,
+    "retry_after_cap_s": 30,
+}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"base_url": "http://aur.archlinux.org"}, "base_url"),
+        ({"base_url": "https://aur.archlinux.org/sub"}, "base_url"),
+        ({"base_url": "https://aur.archlinux.org/?x=1"}, "base_url"),
+        ({"ca_file": "/nonexistent/ca.pem"}, "ca_file"),
+        ({"min_interval_ms": 10_001}, "min_interval_ms"),
+        ({"min_interval_ms": -1}, "min_interval_ms"),
+        ({"backoff_base_ms": 0}, "backoff_base_ms"),
+        ({"max_retries": 6}, "max_retries"),
+        ({"max_retries": True}, "max_retries"),
+        ({"retry_after_cap_s": 301}, "retry_after_cap_s"),
+        ({"retry_after_cap_s": 0}, "retry_after_cap_s"),
+    ],
+)
+def test_aur_construction_errors_name_the_aur_key(overrides: dict[str, Any], key: str) -> None:
+    with pytest.raises(ClientConfigError) as raised:
+        aur_client_transport(**{**_AUR_OK, **overrides})
+    assert raised.value.key == key
+
+
+def test_aur_accepts_the_range_limits() -> None:
+    lowest = {"min_interval_ms": 0, "backoff_base_ms": 1, "max_retries": 0, "retry_after_cap_s": 1}
+    highest = {"min_interval_ms": 10_000, "backoff_base_ms": 10_000, "max_retries": 5, "retry_after_cap_s": 300}
+    for values in (lowest, highest):
+        aur_client_transport(**{**_AUR_OK, "base_url": "https://aur.archlinux.org/", **values}).close()
+
+
+@pytest.mark.parametrize("api_url", ["http://api.github.com", "https://u:p@api.github.com", "https://api.github.com#x"])
+def test_github_construction_errors_name_api_url(api_url: str) -> None:
+    with pytest.raises(ClientConfigError) as raised:
+        github_client(api_url, None, None)
+    assert raised.value.key == "api_url"
+
+
+def test_github_accepts_a_path_prefix() -> None:
+    with github_client("https://ghe.example/api/v3", None, "tok") as client:
+        assert client.origin == "https://ghe.example/api/v3"

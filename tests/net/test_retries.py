@@ -140,7 +140,7 @@ def test_a_backoff_past_the_deadline_ends_at_once(
     with pytest.raises(Unavailable) as raised:
         make_client(max_retries=3, backoff_base_ms=2000, deadline_s=1).get("/x")
     assert raised.value.kind == "deadline"
-    assert raised.value.reason == "deadline of 1 s passed before a retry after HTTP 503"
+    assert raised.value.reason == "deadline of 1 s leaves no time to retry after HTTP 503"
     assert len(https_server.requests) == 1
     assert sleeps.delays == []
 

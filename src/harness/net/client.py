@@ -37,7 +37,11 @@ class Response:
 
 class _Deadline(NamedTuple):
     at: float
-    reason: str
+    label: str
+
+    @property
+    def reason(self) -> str:
+        return f"{self.label} passed"
 
 
 class _Retryable(NamedTuple):
@@ -142,10 +146,10 @@ class GuardedClient:
         call earlier than `deadline_s` would, so several requests can share one budget.
         Raises Refused, TooLarge or Unavailable.
         """
-        own = f"deadline of {format_seconds(self._deadline_s)} s passed"
+        own = f"deadline of {format_seconds(self._deadline_s)} s"
         deadline = _Deadline(self._monotonic() + self._deadline_s, own)
         if deadline_at is not None and deadline_at < deadline.at:
-            deadline = _Deadline(deadline_at, "shared deadline passed")
+            deadline = _Deadline(deadline_at, "shared deadline")
         url = resolve(self._origin, path_and_query)
         hops = 0
         while True:
@@ -173,7 +177,7 @@ class GuardedClient:
                 raise Unavailable(display_url(url), reason, kind=outcome.kind, status=outcome.status)
             delay = self._retry_delay(url, outcome, attempt)
             if self._monotonic() + delay >= deadline.at:
-                reason = f"{deadline.reason} before a retry after {outcome.reason}"
+                reason = f"{deadline.label} leaves no time to retry after {outcome.reason}"
                 raise Unavailable(display_url(url), reason, kind="deadline", status=outcome.status)
             self._sleep(delay)
             attempt += 1
@@ -235,6 +239,8 @@ class GuardedClient:
             return _Retryable(f"read failed: {_os_reason(exc)}", "read")
         except httpx2.RequestError as exc:
             raise Unavailable(display_url(url), f"request failed: {type(exc).__name__}", kind="protocol") from None
+        except httpx2.InvalidURL:
+            raise Refused(display_url(url), "URL is not valid for HTTP") from None
 
     def _read_body(self, reply: httpx2.Response, url: str, deadline: _Deadline) -> bytes:
         """Read at most cap + 1 bytes; more is TooLarge, never a truncation."""

@@ -5,14 +5,25 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
 
 from harness.net.client import USER_AGENT, GuardedClient
+from harness.net.errors import ClientConfigError
 
 GITHUB_BODY_CAP = 4 * 1024 * 1024
 AUR_BODY_CAP = 1024 * 1024
 AUR_MAX_REDIRECTS = 3
 AUR_BACKOFF_CAP_S = 15.0
 AUR_CALL_DEADLINE_S = 180.0
+
+# triage.md §1: the ranges of the [aur] keys, enforced here too so a bad value can never reach the transport.
+_AUR_RANGES = {
+    "min_interval_ms": (0, 10_000),
+    "backoff_base_ms": (1, 10_000),
+    "max_retries": (0, 5),
+    "retry_after_cap_s": (1, 300),
+}
 
 
 def aur_jitter(_delay_s: float) -> float:
@@ -38,7 +49,8 @@ def github_client(
     }
     if token and token.strip():
         headers["Authorization"] = f"Bearer {token.strip()}"
-    return GuardedClient(
+    return _build(
+        "api_url",
         origin=api_url,
         ca_file=ca_file,
         connect_timeout_s=connect_timeout_s,
@@ -72,9 +84,23 @@ def aur_client_transport(
     """The AUR instance (triage.md §5): retries with a 15 s backoff cap, at most 3 allowlisted redirects, 1 MiB.
 
     `redirect_allowed` narrows redirect targets further (the two AUR URL forms); the per-verify 180 s budget
-    (AUR_CALL_DEADLINE_S) is passed by the caller as `get(..., deadline_at=...)`.
+    (AUR_CALL_DEADLINE_S) is passed by the caller as `get(..., deadline_at=...)`. A ClientConfigError names
+    the `[aur]` key at fault (`base_url`, `ca_file`, ...).
     """
-    return GuardedClient(
+    values = {
+        "min_interval_ms": min_interval_ms,
+        "backoff_base_ms": backoff_base_ms,
+        "max_retries": max_retries,
+        "retry_after_cap_s": retry_after_cap_s,
+    }
+    for key, (low, high) in _AUR_RANGES.items():
+        value = values[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+            raise ClientConfigError(key, f"must be between {low:,} and {high:,}")
+    if isinstance(base_url, str) and urlsplit(base_url).path not in ("", "/"):
+        raise ClientConfigError("base_url", "must have no path other than /")
+    client = _build(
+        "base_url",
         origin=base_url,
         ca_file=ca_file,
         connect_timeout_s=connect_timeout_s,
@@ -95,3 +121,12 @@ def aur_client_transport(
         monotonic=monotonic,
         sleep=sleep,
     )
+    return client
+
+
+def _build(origin_key: str, **settings: Any) -> GuardedClient:
+    """A GuardedClient whose construction errors name the configuration key (`origin` becomes `origin_key`)."""
+    try:
+        return GuardedClient(**settings)
+    except ClientConfigError as exc:
+        raise ClientConfigError(origin_key if exc.key == "origin" else exc.key, exc.problem) from None
