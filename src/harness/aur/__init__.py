@@ -1,0 +1,1 @@
+"""AUR package files: URL normalization, .SRCINFO parsing and the PKGBUILD prologue scanner."""
