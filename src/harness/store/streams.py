@@ -1,0 +1,72 @@
+"""The stream registry (investigate.md §3.1): each stream's record model, line cap and duplicate rule."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from harness.errors import InternalError
+from harness.store.baseline_model import decode_baseline
+from harness.store.models import RecordError, decode_event, decode_finding, encode_json
+from harness.text.canonjson import StrictJSONError, loads_strict
+
+MIB = 1 << 20
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """One stream: `keyed` streams hold records with a unique id (ignoring case) and the id-resolution
+    rules of investigate.md §8 named by `id_rules`; the others hold whole documents, and appending one
+    equal to the stream's last record is a duplicate."""
+
+    name: str
+    decode: Callable[[Any], dict[str, Any]]
+    max_line_bytes: int
+    keyed: bool
+    id_rules: Literal["event", "finding", ""] = ""
+
+
+STREAMS: dict[str, StreamSpec] = {
+    spec.name: spec
+    for spec in (
+        StreamSpec("events", decode_event, MIB, keyed=True, id_rules="event"),
+        StreamSpec("findings", decode_finding, MIB, keyed=True, id_rules="finding"),
+        StreamSpec("baseline", decode_baseline, 32 * MIB, keyed=False),
+    )
+}
+
+
+def stream_spec(name: str) -> StreamSpec:
+    """The registry entry of `name`; any other name is a bug."""
+    if not _NAME.fullmatch(name) or name not in STREAMS:
+        raise InternalError(f"unknown store stream {name!r}")
+    return STREAMS[name]
+
+
+def record_key(spec: StreamSpec, record: dict[str, Any]) -> str:
+    """The duplicate key of a decoded record: its lower-cased id, or "" for unkeyed streams."""
+    return str(record["id"]).lower() if spec.keyed else ""
+
+
+def encode_record(spec: StreamSpec, obj: Any) -> tuple[dict[str, Any], bytes]:
+    """Decode and validate `obj`, returning the stored record and its canonical line (without newline)."""
+    record = spec.decode(obj)
+    line = encode_json("record", record)
+    if len(line) > spec.max_line_bytes:
+        raise RecordError(f"the encoded record is {len(line)} bytes, over the {spec.max_line_bytes}-byte line cap")
+    return record, line
+
+
+def decode_line(spec: StreamSpec, line: bytes) -> dict[str, Any]:
+    """Decode one stored line; it must be a valid record whose canonical encoding is the line itself."""
+    try:
+        obj = loads_strict(line)
+    except StrictJSONError as exc:
+        raise RecordError(str(exc)) from exc
+    record, encoded = encode_record(spec, obj)
+    if encoded != line:
+        raise RecordError("the line is not the canonical encoding of its record")
+    return record
