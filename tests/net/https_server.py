@@ -17,10 +17,12 @@ the headers), `chunk_size` + `chunk_delay_s` (trickle the body), `chunked` (no C
 `content_length` (claim another length), `drop` (close the connection without answering), `close`.
 Stalls end early when the server stops, so a hung reply never blocks teardown.
 
-Recording: `requests` lists every request in arrival order (method, raw target, path, decoded query,
-lowercased headers, monotonic arrival time, client port; the same port means the same kept-alive
-connection); `connections` counts accepted TCP connections, including failed TLS handshakes, so a target
-that must never be contacted can be checked with `connections == 0`.
+Recording: `requests` lists every request in arrival order (method, raw target, HTTP version, path,
+decoded query, lowercased headers, monotonic arrival time, client port; the same port means the same
+kept-alive connection) and `targets()` just the raw targets; `connections` counts accepted TCP connections,
+failed TLS handshakes included, so a target that must never be contacted can be checked with
+`connections == 0`. `HttpsServer(ca, identities=("localhost",))` or a certificate from another CA give a
+server the client must refuse to trust.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class Recorded:
 
     method: str
     target: str
+    version: str
     path: str
     query: dict[str, list[str]]
     headers: dict[str, str]
@@ -103,7 +106,7 @@ class HttpsServer:
         self._httpd = _Server(self, context)
         self.port: int = self._httpd.server_address[1]
         self.origin = f"https://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     def __enter__(self) -> HttpsServer:
         self.start()
@@ -162,6 +165,7 @@ class HttpsServer:
         request = Recorded(
             method=handler.command,
             target=handler.path,
+            version=handler.request_version,
             path=parts.path,
             query=parse_qs(parts.query, keep_blank_values=True),
             headers={name.lower(): value for name, value in handler.headers.items()},
@@ -216,6 +220,8 @@ class HttpsServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; Nagle plus delayed ACK would add ~40 ms to each reply.
+    disable_nagle_algorithm = True
     # Idle kept-alive connections end on their own after this many seconds.
     timeout = 10
     server: _Server

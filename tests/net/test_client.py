@@ -23,7 +23,9 @@ def test_get_returns_status_headers_body_and_url(https_server: HttpsServer, make
     assert response.url == https_server.url("/users/octocat?per_page=30")
     assert response.headers["content-type"] == "application/json"
     assert response.headers["x-a"] == "1, 2"
-    assert [(r.method, r.target) for r in https_server.requests] == [("GET", "/users/octocat?per_page=30")]
+    assert [(r.method, r.target, r.version) for r in https_server.requests] == [
+        ("GET", "/users/octocat?per_page=30", "HTTP/1.1")
+    ]
 
 
 @pytest.mark.parametrize("status", [201, 204, 301, 400, 401, 403, 404, 418, 429, 500, 503])

@@ -280,14 +280,15 @@ def _fixed_headers(headers: Mapping[str, str]) -> dict[str, str]:
 def _ssl_context(ca_file: str | None) -> ssl.SSLContext:
     """Verification always on; a ca_file replaces the system store; nothing comes from the environment."""
     if not ca_file:
-        return httpx2.create_ssl_context(verify=True, trust_env=False)
-    # Not ssl.create_default_context: it reads SSLKEYLOGFILE from the environment.
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context = httpx2.create_ssl_context(verify=True, trust_env=False)
+    else:
+        # Not ssl.create_default_context: it reads SSLKEYLOGFILE from the environment.
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        try:
+            context.load_verify_locations(cafile=ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise ClientConfigError("ca_file", f"cannot load a PEM bundle from {ca_file}: {exc}") from None
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    try:
-        context.load_verify_locations(cafile=ca_file)
-    except (OSError, ssl.SSLError) as exc:
-        raise ClientConfigError("ca_file", f"cannot load a PEM bundle from {ca_file}: {exc}") from None
     return context
 
 
