@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import shlex
 import sys
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from harness.cliargs import Flag, convert, flags_for, read_json_argument
 from harness.config import ConfigError, Overrides, Settings, load_settings
 from harness.dispatch import ArgumentError, CallContext, NullRecorder, Outcome, Recorder, dispatch, error_outcome
 from harness.errors import HarnessError, InvalidInput
+from harness.logs import setup_logging
 from harness.surface import OPERATIONS, Registry
 from harness.text import canonjson
 
@@ -41,8 +41,10 @@ class App:
         """The handler context (settings, redactor, clock); raises ConfigError on a bad configuration."""
         if self._context is None:
             from harness.context import build_context
+            from harness.logs import use_redactor
 
             self._context = build_context(load_settings(self.overrides))
+            use_redactor(self._context.redactor)
         return self._context
 
     def recorder(self) -> Recorder:
@@ -214,8 +216,11 @@ class HarnessGroup(click.Group):
 
 
 def _registry(ctx: click.Context) -> Registry:
-    app = ctx.find_object(App)
-    return app.registry if app is not None else OPERATIONS
+    # Subcommands resolve before the group callback turns the root `obj` (a Registry or None) into an App.
+    obj = ctx.find_root().obj
+    if isinstance(obj, App):
+        return obj.registry
+    return obj if isinstance(obj, Registry) else OPERATIONS
 
 
 @click.group(cls=HarnessGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -287,7 +292,7 @@ def schema_command(app: App, operation: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None, *, registry: Registry | None = None) -> None:
     """Console entry point: stdout carries exactly one JSON document, even for usage errors."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="harness: %(levelname)s %(message)s")
+    setup_logging()
     try:
         main_group.main(args=argv, prog_name="harness", obj=registry, standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -1,0 +1,107 @@
+"""`harness serve` as a real subprocess: stdio with the SDK ClientSession, streamable HTTP in both eras."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from procs import clean_env, free_port, harness_argv, wait_for_port
+
+pytestmark = pytest.mark.anyio
+
+
+def _cli_text(workspace: Path, name: str, arguments: dict) -> str:
+    argv = harness_argv("--workspace", str(workspace), name, "--input", json.dumps(arguments), test_registry=True)
+    return subprocess.run(argv, capture_output=True, text=True, env=clean_env()).stdout
+
+
+async def test_stdio_session_lists_tools_and_matches_the_cli(tmp_path: Path) -> None:
+    argv = harness_argv("--workspace", str(tmp_path), "serve", test_registry=True)
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=clean_env())
+    calls = [
+        ("test_echo", {"required_name": "n", "text": "hi"}),
+        ("test_fail", {"code": "refused"}),
+        ("test_echo", {"bogus": 1}),
+        ("nope", {}),
+    ]
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        init = await session.initialize()
+        assert init.server_info.name == "triage-harness"
+        tools = (await session.list_tools()).tools
+        assert {t.name for t in tools} == {"test_echo", "test_fail", "test_big"}
+        results = [await session.call_tool(name, args) for name, args in calls]
+    for (name, args), result in zip(calls, results, strict=True):
+        assert _cli_text(tmp_path, name, args) == result.content[0].text + "\n"
+    assert results[0].structured_content == json.loads(results[0].content[0].text)
+    assert [r.is_error for r in results] == [False, True, True, True]
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    port = free_port()
+    argv = harness_argv("--workspace", str(tmp_path), "serve", "--http", f"127.0.0.1:{port}", test_registry=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}/mcp", tmp_path
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_http_both_eras(http_server: tuple[str, Path], mode: str) -> None:
+    url, workspace = http_server
+    async with Client(url, mode=mode, client_info=types.Implementation(name="e2e", version="1")) as client:
+        expected_version = "2026-07-28" if mode == "auto" else "2025-11-25"
+        assert client.protocol_version == expected_version
+        tools = (await client.list_tools()).tools
+        result = await client.call_tool("test_echo", {"required_name": "n", "tags": ["x"]})
+        error = await client.call_tool("test_fail", {"code": "not_found"})
+    assert {t.name for t in tools} == {"test_echo", "test_fail", "test_big"}
+    assert result.content[0].text + "\n" == _cli_text(workspace, "test_echo", {"required_name": "n", "tags": ["x"]})
+    assert error.is_error and json.loads(error.content[0].text)["error"]["code"] == "not_found"
+
+
+def test_http_refuses_a_non_loopback_bind_without_allow_remote(tmp_path: Path) -> None:
+    argv = harness_argv("--workspace", str(tmp_path), "serve", "--http", "0.0.0.0:9", test_registry=True)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=clean_env(), timeout=30)
+    assert proc.returncode == 5
+    assert json.loads(proc.stdout)["error"]["code"] == "refused"
+    with_flag = subprocess.run([*argv, "--allow-remote"], capture_output=True, text=True, env=clean_env(), timeout=30)
+    assert with_flag.returncode == 5
+    assert "HARNESS_SERVE_TOKEN" in json.loads(with_flag.stdout)["error"]["message"]
+
+
+def test_remote_bind_requires_the_bearer_token(tmp_path: Path) -> None:
+    port = free_port()
+    argv = harness_argv(
+        "--workspace", str(tmp_path), "serve", "--http", f"0.0.0.0:{port}", "--allow-remote", test_registry=True
+    )
+    token = "serve-token-for-tests-0123456789"
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(HARNESS_SERVE_TOKEN=token)
+    )
+    try:
+        wait_for_port(port, proc)
+        url = f"http://127.0.0.1:{port}/mcp"
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}}
+        headers = {"accept": "application/json, text/event-stream"}
+        assert httpx2.post(url, json=body, headers=headers).status_code == 401
+        wrong = httpx2.post(url, json=body, headers={**headers, "authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        ok = httpx2.post(url, json=body, headers={**headers, "authorization": f"Bearer {token}"})
+        assert ok.status_code != 401
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert token not in err
