@@ -1,1 +1,26 @@
-"""The git-backed store of events, findings and baselines, and its read index (investigate.md §2-§6)."""
+"""The git-backed store of events, findings and baselines, and its read index (investigate.md §2-§6).
+
+Operations read through `Store.snapshot()` (one commit per call) and write through `Store.append_batch`,
+`ingest_files` and `build_baseline`; `load_baseline_file` reads a `--baseline` file.
+"""
+
+from harness.store.append import AppendResult, StoredConflict
+from harness.store.baseline import build_baseline, load_baseline_file
+from harness.store.baseline_model import Baseline
+from harness.store.ingest import ingest_files
+from harness.store.query import Page, RecordFilter, StoreView
+from harness.store.store import Store, default_index_path
+
+__all__ = [
+    "AppendResult",
+    "Baseline",
+    "Page",
+    "RecordFilter",
+    "Store",
+    "StoreView",
+    "StoredConflict",
+    "build_baseline",
+    "default_index_path",
+    "ingest_files",
+    "load_baseline_file",
+]

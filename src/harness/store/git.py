@@ -105,6 +105,7 @@ def init_bare(path: Path) -> Path:
 
     Built beside the target and renamed into place, so a concurrent reader never sees half a repository.
     """
+    path = path.absolute()
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.parent / f".{path.name}.init-{uuid.uuid4().hex}"
     try:

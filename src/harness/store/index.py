@@ -378,8 +378,10 @@ class Index:
         if not tables:
             for statement in _schema():
                 conn.execute(statement)
-            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            return {"schema": SCHEMA_VERSION}
+            # A new index is the (empty) index of this repository's empty commit.
+            meta = {"schema": SCHEMA_VERSION, "commit": "", "repository": self._repository}
+            conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
+            return meta
         meta = _meta(conn) if "meta" in tables else {}
         if meta.get("schema") != SCHEMA_VERSION:
             raise _Reset(f"schema version {meta.get('schema', 'unknown')!r}, expected {SCHEMA_VERSION!r}")
@@ -459,7 +461,7 @@ class Index:
             with backend.locked(), backend.writer() as conn:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    meta = _meta(conn)
+                    meta = self._prepare(conn)
                     if meta.get("commit") != old or meta.get("repository") != self._repository:
                         conn.execute("ROLLBACK")
                         return
@@ -474,7 +476,7 @@ class Index:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
-        except (sqlite3.DatabaseError, _Unwritable, OSError) as exc:
+        except (sqlite3.DatabaseError, _Reset, _Unwritable, OSError) as exc:
             log.warning(
                 "read index %s: not advanced after an append (%s); the next read catches up", backend.description, exc
             )

@@ -1,0 +1,235 @@
+"""Baselines (investigate.md §6): derive one from the stored events, merge it with the last, load files."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import InvalidInput
+from harness.store.baseline_model import SCHEMA_VERSION, Baseline, decode_baseline
+from harness.store.models import RecordError
+from harness.store.store import Store
+from harness.text.canonjson import StrictJSONError, loads_strict
+from harness.text.casefold import MISSING, lookup
+from harness.text.rfc3339 import parse_timestamp
+from harness.text.sanitize import sanitize_field
+
+MAX_BASELINE_BYTES = 32 * 1024 * 1024
+_US_PER_HOUR = 3_600_000_000
+
+CREATED_TYPES = frozenset({"service_principal_created", "user_created", "member_added", "user_provisioned"})
+ROLE_TYPES = frozenset(
+    {"role_assignment", "collaborator_added", "permission_change", "admin_action", "member_added", "iam_change"}
+)
+BOUNDARY_ACTIONS = (
+    "deleterolepermissionsboundary",
+    "deleteuserpermissionsboundary",
+    "putrolepermissionsboundary",
+    "putuserpermissionsboundary",
+)
+NOT_ELEVATED_PREFIXES = ("remove", "revoke", "delete_role")
+ELEVATED_WORDS = ("admin", "owner", "write", "contributor", "maintainer", "editor", "fullcontrol", "poweruser")
+_ACTION_SEPARATORS = str.maketrans("", "", "_-. ")
+
+
+def event_meta(payload: Any) -> Mapping[str, Any] | None:
+    """`lookup(payload, "metadata")` when an object, else the payload when an object, else None."""
+    if not isinstance(payload, dict):
+        return None
+    nested = lookup(payload, "metadata")
+    return nested if isinstance(nested, dict) else payload
+
+
+def first_string(meta: Mapping[str, Any] | None, *keys: str) -> str | None:
+    """The first key (by lookup) whose value is a string non-empty after strip(), sanitized; else None."""
+    if meta is None:
+        return None
+    for key in keys:
+        value = lookup(meta, key)
+        if isinstance(value, str) and value.strip():
+            return sanitize_field(value)
+    return None
+
+
+def _elevated(kind: str, meta: Mapping[str, Any] | None, role: str) -> bool:
+    if kind == "admin_action":
+        return True
+    action = lookup(meta, "action") if meta is not None else MISSING
+    lowered = action.lower() if isinstance(action, str) else ""
+    if any(name in lowered.translate(_ACTION_SEPARATORS) for name in BOUNDARY_ACTIONS):
+        return True
+    if lowered.startswith(NOT_ELEVATED_PREFIXES):
+        return False
+    return any(word in role.lower() for word in ELEVATED_WORDS)
+
+
+@dataclass
+class _Profile:
+    ips: set[str] = field(default_factory=set)
+    geos: set[str] = field(default_factory=set)
+    last: tuple[int, str] | None = None
+
+
+def build(events: Iterable[Mapping[str, Any]], built_from_commit: str) -> tuple[dict[str, Any], int]:
+    """A fresh baseline record from events in stream order (§6.1), and how many events were read."""
+    actors: set[str] = set()
+    created: set[str] = set()
+    frequency: Counter[str] = Counter()
+    hours: defaultdict[str, set[int]] = defaultdict(set)
+    users: defaultdict[str, _Profile] = defaultdict(_Profile)
+    roles: defaultdict[str, set[str]] = defaultdict(set)
+    count = 0
+    for event in events:
+        count += 1
+        kind = event["type"].lower()
+        meta = event_meta(event["payload"])
+        if kind in CREATED_TYPES:
+            principal = first_string(meta, "display_name", "principal_id", "member", "new_principal")
+            if principal is not None:
+                created.add(principal)
+                actors.add(principal)
+        actor = event["actor"]
+        if not actor:
+            continue
+        actors.add(actor)
+        frequency[f"{event['source']}:{event['type']}:{actor}"] += 1
+        instant = parse_timestamp(event["timestamp"])
+        hours[actor].add(instant // _US_PER_HOUR % 24)
+        if kind == "login":
+            ip = first_string(meta, "ip", "source_ip", "client_ip")
+            geo = first_string(meta, "geo", "location", "region")
+            if ip is not None or geo is not None:
+                profile = users[actor]
+                profile.ips.update([ip] if ip is not None else [])
+                profile.geos.update([geo] if geo is not None else [])
+                if profile.last is None or instant > profile.last[0]:
+                    profile.last = (instant, event["timestamp"])
+        if kind in ROLE_TYPES:
+            role = first_string(meta, "role", "role_name", "permission", "permission_level")
+            if role is not None and _elevated(kind, meta, role):
+                target = first_string(meta, "target_user", "principal_id") or ""
+                roles[actor].add(f"{role.lower()}:{target.lower()}")
+    record = {
+        "schema_version": SCHEMA_VERSION,
+        "built_from_commit": built_from_commit,
+        "known_users": {
+            actor: {
+                "known_ips": sorted(p.ips),
+                "known_geos": sorted(p.geos),
+                "last_seen": p.last[1] if p.last is not None else "",
+            }
+            for actor, p in users.items()
+        },
+        "known_actors": sorted(actors),
+        "known_created_entities": sorted(created),
+        "frequency_tables": dict(frequency),
+        "actor_hours": {actor: sorted(h) for actor, h in hours.items()},
+        "actor_roles": {actor: sorted(r) for actor, r in roles.items()},
+        "relationships": {},
+    }
+    return record, count
+
+
+def _later(a: str, b: str) -> str:
+    """The later of two normalized timestamps; "" is earliest."""
+    if not a or not b:
+        return a or b
+    return a if parse_timestamp(a) >= parse_timestamp(b) else b
+
+
+def _union(a: Iterable[Any], b: Iterable[Any]) -> list[Any]:
+    return sorted({*a, *b})
+
+
+def _union_maps(a: Mapping[str, list[Any]], b: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
+    return {key: _union(a.get(key, []), b.get(key, [])) for key in {*a, *b}}
+
+
+def merge(previous: Mapping[str, Any], fresh: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge two baseline records (§6.2): unions, maxima, widest seen ranges; the fresh build's commit."""
+    empty_profile = {"known_ips": [], "known_geos": [], "last_seen": ""}
+    users = {}
+    for actor in {*previous["known_users"], *fresh["known_users"]}:
+        old = previous["known_users"].get(actor, empty_profile)
+        new = fresh["known_users"].get(actor, empty_profile)
+        users[actor] = {
+            "known_ips": _union(old["known_ips"], new["known_ips"]),
+            "known_geos": _union(old["known_geos"], new["known_geos"]),
+            "last_seen": _later(old["last_seen"], new["last_seen"]),
+        }
+    frequency = {
+        key: max(previous["frequency_tables"].get(key, 0), fresh["frequency_tables"].get(key, 0))
+        for key in {*previous["frequency_tables"], *fresh["frequency_tables"]}
+    }
+    relationships = {}
+    for key in {*previous["relationships"], *fresh["relationships"]}:
+        entries = [r[key] for r in (previous["relationships"], fresh["relationships"]) if key in r]
+        firsts = [e["first_seen"] for e in entries if e["first_seen"]]
+        relationships[key] = {
+            "count": max(e["count"] for e in entries),
+            "first_seen": min(firsts) if firsts else "",
+            "last_seen": max(e["last_seen"] for e in entries),
+        }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "built_from_commit": fresh["built_from_commit"],
+        "known_users": users,
+        "known_actors": _union(previous["known_actors"], fresh["known_actors"]),
+        "known_created_entities": _union(previous["known_created_entities"], fresh["known_created_entities"]),
+        "frequency_tables": frequency,
+        "actor_hours": _union_maps(previous["actor_hours"], fresh["actor_hours"]),
+        "actor_roles": _union_maps(previous["actor_roles"], fresh["actor_roles"]),
+        "relationships": relationships,
+    }
+
+
+def build_baseline(store: Store) -> dict[str, Any]:
+    """`harness baseline build`: build from every event at HEAD, merge with the last baseline, append
+    unless identical; returns `{"appended", "commit", "events_read"}`."""
+    with store.snapshot() as view:
+        fresh, count = build(view.records("events"), store.last_change(view.commit, "events"))
+        previous = view.latest_baseline()
+    record = merge(previous.record, fresh) if previous is not None else fresh
+    result = store.append_batch("baseline", [record])
+    return {"appended": result.added > 0, "commit": result.commit, "events_read": count}
+
+
+def parse_baseline(data: bytes) -> dict[str, Any]:
+    """A baseline document (≤ 32 MiB of strict JSON) validated per §6.3; raises RecordError."""
+    if len(data) > MAX_BASELINE_BYTES:
+        raise RecordError(f"larger than {MAX_BASELINE_BYTES} bytes")
+    try:
+        return decode_baseline(loads_strict(data))
+    except StrictJSONError as exc:
+        raise RecordError(str(exc)) from exc
+
+
+_FILE_CACHE: dict[tuple[str, int, int], Baseline] = {}
+_FILE_CACHE_LOCK = threading.Lock()
+
+
+def load_baseline_file(path: Path) -> Baseline:
+    """The `--baseline FILE` baseline, cached by path, size and mtime; a bad file is invalid_input."""
+    where = f"baseline file {sanitize_field(str(path))}"
+    try:
+        info = path.stat()
+        key = (str(path.resolve()), info.st_size, info.st_mtime_ns)
+        with _FILE_CACHE_LOCK:
+            if key in _FILE_CACHE:
+                return _FILE_CACHE[key]
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BASELINE_BYTES + 1)
+    except OSError as exc:
+        raise InvalidInput(f"{where}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        baseline = Baseline(record=parse_baseline(data), origin="file")
+    except RecordError as exc:
+        raise InvalidInput(f"{where}: {exc}") from exc
+    with _FILE_CACHE_LOCK:
+        _FILE_CACHE.clear()
+        _FILE_CACHE[key] = baseline
+    return baseline

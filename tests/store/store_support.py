@@ -1,0 +1,81 @@
+"""Shared helpers for the store tests: invariant checks (§3.1) and small builders."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from harness.store import Store
+from harness.store.reader import list_segments
+from harness.store.streams import STREAMS, decode_line
+
+GIT_ENV = {
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "HOME": "/nonexistent",
+    "PATH": "/usr/bin:/bin",
+    "GIT_AUTHOR_NAME": "test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+}
+
+
+def git(git_dir: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> str:
+    """Run real git on a store from a test (outside the harness runner)."""
+    done = subprocess.run(
+        ["git", *args], input=stdin, capture_output=True, check=True, env={**GIT_ENV, "GIT_DIR": str(git_dir), **(env or {})}
+    )
+    return done.stdout.decode()
+
+
+def event(record_id: str, **fields: Any) -> dict[str, Any]:
+    """A small valid event."""
+    return {"id": record_id, "timestamp": "2026-04-10T09:00:00Z", **fields}
+
+
+def check_invariants(store: Store) -> None:
+    """Assert every §3.1 invariant of the store at HEAD and over its whole history."""
+    handle = store.git()
+    if handle is None:
+        return
+    head = handle.head_commit()
+    if not head:
+        return
+    history = handle.run("rev-list", "--parents", head).decode().split("\n")
+    entries = [line.split() for line in history if line]
+    assert sum(1 for entry in entries if len(entry) == 1) == 1, "exactly one root commit"
+    assert all(len(entry) <= 2 for entry in entries), "every commit has at most one parent"
+    for entry in entries:
+        changed = handle.run("diff-tree", "--no-commit-id", "--name-only", "-r", "--root", entry[0]).decode().split()
+        assert len({path.split("/")[0] for path in changed}) == 1, f"commit {entry[0]} touches one stream"
+    listing = list_segments(handle, head, list(STREAMS))
+    with handle.blobs() as blobs:
+        for name, segments in listing.items():
+            spec = STREAMS[name]
+            seen: set[str] = set()
+            for number, segment in enumerate(segments, start=1):
+                assert segment.number == number
+                data = blobs.read(segment.blob)
+                assert data.endswith(b"\n")
+                lines = data[:-1].split(b"\n")
+                if len(lines) > 1:
+                    assert len(lines) <= store.limits.max_records
+                    assert len(data) <= store.limits.max_bytes
+                for line in lines:
+                    record = decode_line(spec, line)
+                    if spec.keyed:
+                        assert record["id"].lower() not in seen
+                        seen.add(record["id"].lower())
+
+
+def stream_ids(store: Store, stream: str = "events") -> list[str]:
+    """Stored ids in stream order, read by full replay."""
+    return [record["id"] for record in store.replay().records(stream)]
+
+
+def canonical(value: Any) -> str:
+    """Canonical JSON of a test value, for byte comparisons."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
