@@ -25,7 +25,8 @@ def scalars(text: str) -> dict[str, str]:
     ("text", "declared"),
     [
         (
-            'pkgver=1.0.1\n_dl="https://downloads.example.org/tiny"\nsource=("tiny-$pkgver.tar.gz::$_dl/v${pkgver}/tiny.tar.gz"\n  \'LICENSE\')',
+            'pkgver=1.0.1\n_dl="https://downloads.example.org/tiny"\n'
+            "source=(\"tiny-$pkgver.tar.gz::$_dl/v${pkgver}/tiny.tar.gz\"\n  'LICENSE')",
             ["https://downloads.example.org/tiny/v1.0.1/tiny.tar.gz"],
         ),
         (
@@ -87,7 +88,7 @@ def test_tiny_demo_fixture() -> None:
 def test_tiny_fetch_fixture_and_its_undeclared_variant() -> None:
     assert urls(TINY_FETCH) == ["https://downloads.example.org/fetch/data-2.0.1.zip"]
     undeclared = TINY_FETCH.replace(
-        '-o data.zip; }', '-o data.zip; curl -fsSL https://cdn.example.net/fetch/extra-$pkgver.zip -o x.zip; }'
+        "-o data.zip; }", "-o data.zip; curl -fsSL https://cdn.example.net/fetch/extra-$pkgver.zip -o x.zip; }"
     )
     assert undeclared != TINY_FETCH
     assert urls(undeclared) == ["https://downloads.example.org/fetch/data-2.0.1.zip"]
@@ -134,7 +135,9 @@ def test_lines_that_only_look_like_functions_do_not_end_the_scan(line: str) -> N
     assert scalars(f"{line}\nafter=1\n")["after"] == "1"
 
 
-@pytest.mark.parametrize("line", ["pkgver=1; build() {", "echo a && package() {", "true || function x {", "a=(x); b() {"])
+@pytest.mark.parametrize(
+    "line", ["pkgver=1; build() {", "echo a && package() {", "true || function x {", "a=(x); b() {"]
+)
 def test_a_function_after_a_separator_ends_the_scan(line: str) -> None:
     assert "inside" not in scalars(f"{line}\ninside=1\n}}\n")
 
@@ -143,12 +146,19 @@ def test_a_function_after_a_separator_ends_the_scan(line: str) -> None:
 
 
 def test_scalar_assignment_with_a_trailing_comment() -> None:
-    assert scalars("a=x # comment\nb='y'   # c\nc=\nd=z#not-a-comment\n") == {"a": "x", "b": "y", "c": "", "d": "z#not-a-comment"}
+    assert scalars("a=x # comment\nb='y'   # c\nc=\nd=z#not-a-comment\n") == {
+        "a": "x",
+        "b": "y",
+        "c": "",
+        "d": "z#not-a-comment",
+    }
 
 
-@pytest.mark.parametrize("line", ["a=x y", "a=x;", "a=1; b=2", "a=x cmd", "a=x | tee", "a=x && true", "a=x \\\ny", "a=(x)y=1", "a=x>out"])
+@pytest.mark.parametrize(
+    "line", ["a=x y", "a=x;", "a=1; b=2", "a=x cmd", "a=x | tee", "a=x && true", "a=x \\\ny", "a=(x)y=1", "a=x>out"]
+)
 def test_anything_after_the_word_makes_a_scalar_unresolvable(line: str) -> None:
-    prologue = scan_prologue(f"a=old\n{line}\nsource=(\"$a\" ok)\n")
+    prologue = scan_prologue(f'a=old\n{line}\nsource=("$a" ok)\n')
     assert "a" not in prologue.scalars
     assert prologue.sources == ("ok",)
 
@@ -185,7 +195,7 @@ def test_other_statements_are_skipped_to_the_end_of_the_line() -> None:
 
 
 def test_quotes_and_substitutions_in_skipped_lines_are_followed() -> None:
-    text = 'x=1\ncmd "$(printf \')\')" `echo "#"` ${a:-"}"} $\'\\\'\' # \'\nsource=(ok)\n'
+    text = "x=1\ncmd \"$(printf ')')\" `echo \"#\"` ${a:-\"}\"} $'\\'' # '\nsource=(ok)\n"
     assert sources(text) == ["ok"]
 
 
@@ -371,7 +381,7 @@ def test_expansion_uses_the_value_at_that_point() -> None:
 def test_deep_nesting_does_not_recurse() -> None:
     depth = 100_000
     assert sources("x=" + "$(" * depth + ")" * depth + "\nsource=(ok)\n") == ["ok"]
-    assert sources('x="' + "${a:-\"" * 1000 + '"}' * 1000 + '"\nsource=(ok)\n') == ["ok"]
+    assert sources('x="' + '${a:-"' * 1000 + '"}' * 1000 + '"\nsource=(ok)\n') == ["ok"]
 
 
 def test_empty_input() -> None:
@@ -383,7 +393,9 @@ def test_trailing_backslash_at_the_end_of_the_text() -> None:
     assert sources("echo x \\") == []
 
 
-SHELL_ALPHABET = st.sampled_from(list("ab_=+()[]{}$`'\"\\#;&|<>*?~ \t\n\r-:/.") + ["source=(", "build() {", "<<", "$(", "${", "\u00e9"])
+SHELL_ALPHABET = st.sampled_from(
+    [*"ab_=+()[]{}$`'\"\\#;&|<>*?~ \t\n\r-:/.", "source=(", "build() {", "<<", "$(", "${", "\u00e9"]
+)
 
 
 @settings(max_examples=500)

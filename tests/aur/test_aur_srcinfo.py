@@ -47,7 +47,9 @@ def test_fixture_srcinfo() -> None:
 
 @pytest.mark.parametrize(("epoch", "version"), [(None, "1.0.1-1"), ("2", "2:1.0.1-1"), ("0", "1.0.1-1")])
 def test_version_and_epoch(epoch: str | None, version: str) -> None:
-    lines = "pkgbase = p\n" + (f"\tepoch = {epoch}\n" if epoch else "") + "\tpkgver = 1.0.1\n\tpkgrel = 1\npkgname = p\n"
+    lines = (
+        "pkgbase = p\n" + (f"\tepoch = {epoch}\n" if epoch else "") + "\tpkgver = 1.0.1\n\tpkgrel = 1\npkgname = p\n"
+    )
     assert parse(lines).version == version
 
 
@@ -69,7 +71,10 @@ def test_version_comes_from_the_pkgbase_section_only() -> None:
         ("pkgbase = p\n\tpkgrel = 1\n", "no pkgver in the pkgbase section"),
         ("pkgbase = p\n\tpkgver = 1\n", "no pkgrel in the pkgbase section"),
         ("pkgbase = p\n\tpkgver = 1\npkgname = p\n\tpkgrel = 1\n", "no pkgrel in the pkgbase section"),
-        ("pkgbase = p\n\tpkgver = 1\n\tpkgver = 2\n\tpkgrel = 1\n", "line 3: pkgver is set twice in the pkgbase section"),
+        (
+            "pkgbase = p\n\tpkgver = 1\n\tpkgver = 2\n\tpkgrel = 1\n",
+            "line 3: pkgver is set twice in the pkgbase section",
+        ),
         ("", "no pkgbase line"),
         ("# only a comment\n\n", "no pkgbase line"),
     ],

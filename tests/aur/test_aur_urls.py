@@ -98,7 +98,9 @@ def test_normalization_is_idempotent(raw: str) -> None:
         assert normalize_url(once) == once
 
 
-@pytest.mark.parametrize("host", ["downloads.example.org", "8.8.8.8", "1.1.1.1", "[2606:4700::1111]", "xn--bcher-kva.ch", "a.b.c"])
+@pytest.mark.parametrize(
+    "host", ["downloads.example.org", "8.8.8.8", "1.1.1.1", "[2606:4700::1111]", "xn--bcher-kva.ch", "a.b.c"]
+)
 def test_routable_hosts(host: str) -> None:
     assert is_routable_host(host)
 
@@ -158,7 +160,10 @@ def test_routability_of_a_normalized_url() -> None:
 @pytest.mark.parametrize(
     ("element", "url"),
     [
-        ("tiny-1.0.1.tar.gz::https://downloads.example.org/tiny/v1.0.1/tiny.tar.gz", "https://downloads.example.org/tiny/v1.0.1/tiny.tar.gz"),
+        (
+            "tiny-1.0.1.tar.gz::https://downloads.example.org/tiny/v1.0.1/tiny.tar.gz",
+            "https://downloads.example.org/tiny/v1.0.1/tiny.tar.gz",
+        ),
         ("git+https://example.org/tiny.git#tag=v1", "https://example.org/tiny.git"),
         ("name::git+https://example.org/tiny.git#commit=abc", "https://example.org/tiny.git"),
         ("hg+http://example.org/r", "http://example.org/r"),

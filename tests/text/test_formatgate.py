@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.text.formatgate import MODES, FormatError, check, check_tree, cell, json_path, violation
+from harness.text.formatgate import MODES, FormatError, cell, check, check_tree, json_path, violation
 
 EM = 'em dash U+2014 at index {i} is not allowed (use ":", ";", "," or parentheses)'
 EN = 'en dash U+2013 at index {i} is not allowed (use "-" or "to")'
@@ -87,7 +87,13 @@ def test_index_counts_code_points_not_bytes() -> None:
 
 @pytest.mark.parametrize(
     ("mode", "newline", "tab"),
-    [("line", False, False), ("prose_line", False, False), ("prose_text", True, False), ("document", True, False), ("diff", True, True)],
+    [
+        ("line", False, False),
+        ("prose_line", False, False),
+        ("prose_text", True, False),
+        ("document", True, False),
+        ("diff", True, True),
+    ],
 )
 def test_mode_character_sets(mode: str, newline: bool, tab: bool) -> None:
     printable = "".join(chr(c) for c in range(0x20, 0x7F)).replace("--", "")
@@ -106,7 +112,16 @@ def test_double_hyphen_that_is_not_a_separator_passes_prose(value: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "index"),
-    [("--", 0), ("a --", 2), ("-- a", 0), ("x\n--\ny", 2), ("a--b", 1), ("Z--z", 1), ("a -- b--c", 2), ("x--y -- z", 1)],
+    [
+        ("--", 0),
+        ("a --", 2),
+        ("-- a", 0),
+        ("x\n--\ny", 2),
+        ("a--b", 1),
+        ("Z--z", 1),
+        ("a -- b--c", 2),
+        ("x--y -- z", 1),
+    ],
 )
 def test_double_hyphen_separator_refused_in_prose(value: str, index: int) -> None:
     assert gate(value, "prose_text") == refused(DASHES.format(i=index))
@@ -244,7 +259,14 @@ def test_gate_agrees_with_the_reference_reading(text: str, mode: str) -> None:
     assert (None if found is None else found[0]) == reference_violation(text, mode)
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda kids: st.lists(kids) | st.dictionaries(st.text(), kids), max_leaves=20), st.sampled_from(MODES))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda kids: st.lists(kids) | st.dictionaries(st.text(), kids),
+        max_leaves=20,
+    ),
+    st.sampled_from(MODES),
+)
 def test_check_tree_raises_only_format_errors(tree: object, mode: str) -> None:
     try:
         check_tree(tree, lambda path: mode)  # type: ignore[arg-type, return-value]

@@ -28,7 +28,10 @@ def test_package_names_refused(name: str) -> None:
     assert not is_package_name(name)
 
 
-@pytest.mark.parametrize(("value", "ok"), [("a1a1a1a", True), ("0" * 40, True), ("abcdef", False), ("A1A1A1A", False), ("0" * 41, False), ("g123456", False)])
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [("a1a1a1a", True), ("0" * 40, True), ("abcdef", False), ("A1A1A1A", False), ("0" * 41, False), ("g123456", False)],
+)
 def test_commits(value: str, ok: bool) -> None:
     assert is_commit(value) is ok
 
@@ -43,7 +46,18 @@ def test_versions_accepted(value: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["1.0", "1.0-", "-1", "1.0-a", "1:2:3-1", "1.0-1.12345", "a" * 49 + "-1", "12345678901:a-1", "1 0-1", "1.0-123456789"],
+    [
+        "1.0",
+        "1.0-",
+        "-1",
+        "1.0-a",
+        "1:2:3-1",
+        "1.0-1.12345",
+        "a" * 49 + "-1",
+        "12345678901:a-1",
+        "1 0-1",
+        "1.0-123456789",
+    ],
 )
 def test_versions_refused(value: str) -> None:
     assert not is_version(value)
@@ -55,18 +69,54 @@ def test_version_length_cap_is_64_characters() -> None:
     assert is_version("123456789:" + "a" * 48 + "-1.123")
 
 
-@pytest.mark.parametrize(("value", "ok"), [("R007", True), ("H016a", True), ("SOURCE_BUCKET", True), ("NOVELTY", True), ("COVERAGE", True), ("X12", False), ("r007", False), ("R007A", False), ("R0071", False), ("R007ab", False), ("COVERAGEx", False)])
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("R007", True),
+        ("H016a", True),
+        ("SOURCE_BUCKET", True),
+        ("NOVELTY", True),
+        ("COVERAGE", True),
+        ("X12", False),
+        ("r007", False),
+        ("R007A", False),
+        ("R0071", False),
+        ("R007ab", False),
+        ("COVERAGEx", False),
+    ],
+)
 def test_rule_ids(value: str, ok: bool) -> None:
     assert is_rule_id(value) is ok
 
 
-@pytest.mark.parametrize(("rule", "base", "fatal"), [("R012", "R012", True), ("R013b", "R013", True), ("R012z", "R012", True), ("R007", "R007", False), ("H016a", "H016", False), ("NOVELTY", "NOVELTY", False)])
+@pytest.mark.parametrize(
+    ("rule", "base", "fatal"),
+    [
+        ("R012", "R012", True),
+        ("R013b", "R013", True),
+        ("R012z", "R012", True),
+        ("R007", "R007", False),
+        ("H016a", "H016", False),
+        ("NOVELTY", "NOVELTY", False),
+    ],
+)
 def test_base_ids_and_fatal_rules(rule: str, base: str, fatal: bool) -> None:
     assert base_rule_id(rule) == base
     assert is_fatal(rule) is fatal
 
 
-@pytest.mark.parametrize(("value", "ok"), [("tiny-demo.install", True), ("A.install", True), ("x" * 255, True), ("x" * 256, False), ("a/b.install", False), (".install", False), ("-x", False)])
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("tiny-demo.install", True),
+        ("A.install", True),
+        ("x" * 255, True),
+        ("x" * 256, False),
+        ("a/b.install", False),
+        (".install", False),
+        ("-x", False),
+    ],
+)
 def test_scriptlet_names(value: str, ok: bool) -> None:
     assert is_scriptlet_name(value) is ok
 

@@ -66,7 +66,9 @@ def test_v0_is_valid_with_the_pinned_digest() -> None:
     assert verdict.evidence == (
         Evidence("R007", "tiny-demo.install", None, "The scriptlet is byte-identical to the previous release.", None),
     )
-    assert verdict.proposed_changes == (Suppression("R007", "Unchanged install scriptlet re-reported by the analysis."),)
+    assert verdict.proposed_changes == (
+        Suppression("R007", "Unchanged install scriptlet re-reported by the analysis."),
+    )
     assert verdict.code_fixes == ()
 
 
@@ -79,16 +81,16 @@ def test_v0_digest_is_of_the_document_as_submitted() -> None:
 # The V0 change table of §4, row by row.
 
 
-@pytest.mark.parametrize(
-    ("value", "shown"), [(True, "true"), ("1", '"1"'), (1.0, "1.0"), (2, "2"), (None, "null")]
-)
+@pytest.mark.parametrize(("value", "shown"), [(True, "true"), ("1", '"1"'), (1.0, "1.0"), (2, "2"), (None, "null")])
 def test_schema_version_is_strictly_the_integer_one(value: object, shown: str) -> None:
     doc = changed(lambda d: d.update(schema_version=value))
     assert error(doc) == f"verdict: $.schema_version: must be the integer 1, got {shown}"
 
 
 def test_confidence_must_be_a_string() -> None:
-    assert error(changed(lambda d: d.update(confidence=0.9))) == "verdict: $.confidence: expected a string, got a number"
+    assert (
+        error(changed(lambda d: d.update(confidence=0.9))) == "verdict: $.confidence: expected a string, got a number"
+    )
 
 
 def test_unknown_top_level_key() -> None:
@@ -104,7 +106,9 @@ def test_package_given_twice_in_the_text() -> None:
 
 @pytest.mark.parametrize("package", ["Tiny-Demo", "a..b"])
 def test_package_pattern(package: str) -> None:
-    assert error(changed(lambda d: d.update(package=package))) == f'verdict: $.package: "{package}" is not a package name'
+    assert (
+        error(changed(lambda d: d.update(package=package))) == f'verdict: $.package: "{package}" is not a package name'
+    )
 
 
 def test_em_dash_in_rationale() -> None:
@@ -135,7 +139,9 @@ def test_fp_needs_evidence() -> None:
 
 def test_suppressions_must_match_the_evidence_rules() -> None:
     doc = changed(lambda d: d["proposed_changes"][0].update(rule_id="R053"))
-    assert error(doc) == "verdict: $.proposed_changes: suppressed rules (R053) differ from the evidence rules (R007) (X3)"
+    assert (
+        error(doc) == "verdict: $.proposed_changes: suppressed rules (R053) differ from the evidence rules (R007) (X3)"
+    )
 
 
 def test_fp_refuses_an_added_ioc_change() -> None:
@@ -149,7 +155,9 @@ def test_fatal_rules_never_suppress(rule: str, base: str) -> None:
         d["evidence"][0]["rule_id"] = rule
         d["proposed_changes"][0]["rule_id"] = rule
 
-    assert error(changed(edit)) == f"verdict: $.evidence[0].rule_id: rule {base} is FATAL and can never be suppressed (X4)"
+    assert (
+        error(changed(edit)) == f"verdict: $.evidence[0].rule_id: rule {base} is FATAL and can never be suppressed (X4)"
+    )
 
 
 def test_uncertain_with_a_suppression() -> None:
@@ -172,7 +180,9 @@ def test_gate_runs_before_the_model() -> None:
 
 
 def test_gate_covers_keys_and_unknown_paths_in_line_mode() -> None:
-    assert error(changed(lambda d: d.update({"n\u00f6tes": 1}))).startswith('format gate: $["n\\u00f6tes"]: character U+00F6')
+    assert error(changed(lambda d: d.update({"n\u00f6tes": 1}))).startswith(
+        'format gate: $["n\\u00f6tes"]: character U+00F6'
+    )
     assert error(changed(lambda d: d.update(notes="two\nlines"))) == (
         "format gate: $.notes: character U+000A at index 3 is not allowed"
     )
@@ -289,8 +299,14 @@ def test_rationale_of_4000_characters_passes() -> None:
         (lambda t: t.update(old_commit="a1a1"), 'verdict: $.transition.old_commit: "a1a1" is not a commit'),
         (lambda t: t.update(new_version=None), "verdict: $.transition.new_version: expected a string, got null"),
         (lambda t: t.update(new_commit=None), "verdict: $.transition.new_commit: expected a string, got null"),
-        (lambda t: t.update(old_version=None), "verdict: $.transition: old_version and old_commit must both be null or both be set"),
-        (lambda t: t.update(old_commit=None), "verdict: $.transition: old_version and old_commit must both be null or both be set"),
+        (
+            lambda t: t.update(old_version=None),
+            "verdict: $.transition: old_version and old_commit must both be null or both be set",
+        ),
+        (
+            lambda t: t.update(old_commit=None),
+            "verdict: $.transition: old_version and old_commit must both be null or both be set",
+        ),
     ],
 )
 def test_transition_shape(edit: Callable[[Doc], object], expected: str) -> None:
@@ -303,7 +319,10 @@ def test_transition_without_an_old_side_is_valid_for_tp_but_not_fp() -> None:
 
     tp = changed(first_release, tp_sample_with_transition)
     assert validate_verdict(tp).transition == Transition(None, "1.0.1-1", None, "b2" * 20)
-    assert error(changed(first_release)) == "verdict: $.transition: an FP verdict needs both versions and both commits (X1)"
+    assert (
+        error(changed(first_release))
+        == "verdict: $.transition: an FP verdict needs both versions and both commits (X1)"
+    )
 
 
 def tp_sample_with_transition() -> Doc:
@@ -328,20 +347,44 @@ def test_abbreviated_distinct_commits_pass() -> None:
     ("edit", "expected"),
     [
         (lambda e: e.update(rule_id="X12"), 'verdict: $.evidence[0].rule_id: "X12" is not a rule id'),
-        (lambda e: e.update(file="../PKGBUILD"), 'verdict: $.evidence[0].file: "../PKGBUILD" is not an evidence file path'),
+        (
+            lambda e: e.update(file="../PKGBUILD"),
+            'verdict: $.evidence[0].file: "../PKGBUILD" is not an evidence file path',
+        ),
         (lambda e: e.update(file=""), 'verdict: $.evidence[0].file: "" is not an evidence file path'),
         (lambda e: e.update(line=0), "verdict: $.evidence[0].line: must be an integer 1 to 10,000,000 or null, got 0"),
-        (lambda e: e.update(line=10_000_001), "verdict: $.evidence[0].line: must be an integer 1 to 10,000,000 or null, got 10000001"),
-        (lambda e: e.update(line=True), "verdict: $.evidence[0].line: must be an integer 1 to 10,000,000 or null, got true"),
-        (lambda e: e.update(line=7.0), "verdict: $.evidence[0].line: must be an integer 1 to 10,000,000 or null, got 7.0"),
-        (lambda e: e.update(line="7"), 'verdict: $.evidence[0].line: must be an integer 1 to 10,000,000 or null, got "7"'),
+        (
+            lambda e: e.update(line=10_000_001),
+            "verdict: $.evidence[0].line: must be an integer 1 to 10,000,000 or null, got 10000001",
+        ),
+        (
+            lambda e: e.update(line=True),
+            "verdict: $.evidence[0].line: must be an integer 1 to 10,000,000 or null, got true",
+        ),
+        (
+            lambda e: e.update(line=7.0),
+            "verdict: $.evidence[0].line: must be an integer 1 to 10,000,000 or null, got 7.0",
+        ),
+        (
+            lambda e: e.update(line="7"),
+            'verdict: $.evidence[0].line: must be an integer 1 to 10,000,000 or null, got "7"',
+        ),
         (lambda e: e.update(claim=""), "verdict: $.evidence[0].claim: must be 1 to 500 characters, got 0"),
         (lambda e: e.update(claim="x" * 501), "verdict: $.evidence[0].claim: must be 1 to 500 characters, got 501"),
         (lambda e: e.update(url=""), "verdict: $.evidence[0].url: must be 1 to 2,048 characters, got 0"),
-        (lambda e: e.update(url="https://" + "a" * 2041), "verdict: $.evidence[0].url: must be 1 to 2,048 characters, got 2,049"),
-        (lambda e: e.update(url="file:///etc/passwd"), 'verdict: $.evidence[0].url: "file:///etc/passwd" is not an http, https or ftp URL'),
+        (
+            lambda e: e.update(url="https://" + "a" * 2041),
+            "verdict: $.evidence[0].url: must be 1 to 2,048 characters, got 2,049",
+        ),
+        (
+            lambda e: e.update(url="file:///etc/passwd"),
+            'verdict: $.evidence[0].url: "file:///etc/passwd" is not an http, https or ftp URL',
+        ),
         (lambda e: e.update(url="https://"), 'verdict: $.evidence[0].url: "https://" is not an http, https or ftp URL'),
-        (lambda e: e.update(url="https://a b"), 'verdict: $.evidence[0].url: "https://a b" is not an http, https or ftp URL'),
+        (
+            lambda e: e.update(url="https://a b"),
+            'verdict: $.evidence[0].url: "https://a b" is not an http, https or ftp URL',
+        ),
         (lambda e: e.update(url=5), "verdict: $.evidence[0].url: expected a string, got an integer"),
         (lambda e: e.pop("line"), "verdict: $.evidence[0].line: required key is missing"),
         (lambda e: e.update(severity="high"), "verdict: $.evidence[0].severity: unknown key"),
@@ -385,12 +428,27 @@ def test_evidence_and_change_counts() -> None:
     [
         ("x", "verdict: $.proposed_changes[0]: expected an object, got a string"),
         ({"rule_id": "R007", "reason": "r"}, "verdict: $.proposed_changes[0].kind: required key is missing"),
-        ({"kind": "Suppression", "rule_id": "R007", "reason": "r"}, 'verdict: $.proposed_changes[0].kind: "Suppression" is not one of suppression, ioc'),
+        (
+            {"kind": "Suppression", "rule_id": "R007", "reason": "r"},
+            'verdict: $.proposed_changes[0].kind: "Suppression" is not one of suppression, ioc',
+        ),
         ({"kind": "suppression", "rule_id": "R007"}, "verdict: $.proposed_changes[0].reason: required key is missing"),
-        ({"kind": "suppression", "rule_id": "R007", "reason": "r", "note": "n"}, "verdict: $.proposed_changes[0].note: unknown key"),
-        ({"kind": "suppression", "rule_id": "r007", "reason": "r"}, 'verdict: $.proposed_changes[0].rule_id: "r007" is not a rule id'),
-        ({"kind": "suppression", "rule_id": "R007", "reason": ""}, "verdict: $.proposed_changes[0].reason: must be 1 to 2,000 characters, got 0"),
-        ({"kind": "suppression", "rule_id": "R007", "reason": "r" * 2001}, "verdict: $.proposed_changes[0].reason: must be 1 to 2,000 characters, got 2,001"),
+        (
+            {"kind": "suppression", "rule_id": "R007", "reason": "r", "note": "n"},
+            "verdict: $.proposed_changes[0].note: unknown key",
+        ),
+        (
+            {"kind": "suppression", "rule_id": "r007", "reason": "r"},
+            'verdict: $.proposed_changes[0].rule_id: "r007" is not a rule id',
+        ),
+        (
+            {"kind": "suppression", "rule_id": "R007", "reason": ""},
+            "verdict: $.proposed_changes[0].reason: must be 1 to 2,000 characters, got 0",
+        ),
+        (
+            {"kind": "suppression", "rule_id": "R007", "reason": "r" * 2001},
+            "verdict: $.proposed_changes[0].reason: must be 1 to 2,000 characters, got 2,001",
+        ),
     ],
 )
 def test_suppression_shape(change: object, expected: str) -> None:
@@ -410,16 +468,33 @@ def tp_with(**fields: object) -> Doc:
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
-        ({"type": "url"}, 'verdict: $.proposed_changes[0].type: "url" is not one of package, domain, hash, file_path, pkgbuild_pattern'),
+        (
+            {"type": "url"},
+            'verdict: $.proposed_changes[0].type: "url" is not one of'
+            " package, domain, hash, file_path, pkgbuild_pattern",
+        ),
         ({"value": ""}, "verdict: $.proposed_changes[0].value: must be 1 to 2,000 characters, got 0"),
         ({"value": "v" * 2001}, "verdict: $.proposed_changes[0].value: must be 1 to 2,000 characters, got 2,001"),
-        ({"confidence": "low"}, 'verdict: $.proposed_changes[0].confidence: "low" is not one of confirmed, high, medium'),
-        ({"provenance": "p" * 1001}, "verdict: $.proposed_changes[0].provenance: must be 1 to 1,000 characters, got 1,001"),
+        (
+            {"confidence": "low"},
+            'verdict: $.proposed_changes[0].confidence: "low" is not one of confirmed, high, medium',
+        ),
+        (
+            {"provenance": "p" * 1001},
+            "verdict: $.proposed_changes[0].provenance: must be 1 to 1,000 characters, got 1,001",
+        ),
         ({"campaign": "c" * 129}, "verdict: $.proposed_changes[0].campaign: must be 1 to 128 characters, got 129"),
         ({"incident": ""}, "verdict: $.proposed_changes[0].incident: must be 1 to 128 characters, got 0"),
         ({"note": "n" * 1001}, "verdict: $.proposed_changes[0].note: must be 1 to 1,000 characters, got 1,001"),
-        ({"expires_at": "2026-02-30"}, 'verdict: $.proposed_changes[0].expires_at: "2026-02-30" is not a date or a YYYY-MM-DDTHH:MM:SSZ timestamp'),
-        ({"expires_at": "2026-07-01T25:00:00Z"}, 'verdict: $.proposed_changes[0].expires_at: "2026-07-01T25:00:00Z" is not a date or a YYYY-MM-DDTHH:MM:SSZ timestamp'),
+        (
+            {"expires_at": "2026-02-30"},
+            'verdict: $.proposed_changes[0].expires_at: "2026-02-30" is not a date or a YYYY-MM-DDTHH:MM:SSZ timestamp',
+        ),
+        (
+            {"expires_at": "2026-07-01T25:00:00Z"},
+            'verdict: $.proposed_changes[0].expires_at: "2026-07-01T25:00:00Z"'
+            " is not a date or a YYYY-MM-DDTHH:MM:SSZ timestamp",
+        ),
         ({"expires_at": 20260701}, "verdict: $.proposed_changes[0].expires_at: expected a string, got an integer"),
         ({"rule_id": "R007"}, "verdict: $.proposed_changes[0].rule_id: unknown key"),
     ],
@@ -453,12 +528,21 @@ def test_the_tp_sample_is_valid() -> None:
     ("fixes", "expected"),
     [
         ([{"path": "", "diff": "d"}], "verdict: $.code_fixes[0].path: must be 1 to 1,024 characters, got 0"),
-        ([{"path": "p" * 1025, "diff": "d"}], "verdict: $.code_fixes[0].path: must be 1 to 1,024 characters, got 1,025"),
+        (
+            [{"path": "p" * 1025, "diff": "d"}],
+            "verdict: $.code_fixes[0].path: must be 1 to 1,024 characters, got 1,025",
+        ),
         ([{"path": "a", "diff": ""}], "verdict: $.code_fixes[0].diff: must be 1 to 262,144 UTF-8 bytes, got 0"),
-        ([{"path": "a", "diff": "d" * 262_145}], "verdict: $.code_fixes[0].diff: must be 1 to 262,144 UTF-8 bytes, got 262,145"),
+        (
+            [{"path": "a", "diff": "d" * 262_145}],
+            "verdict: $.code_fixes[0].diff: must be 1 to 262,144 UTF-8 bytes, got 262,145",
+        ),
         ([{"path": "a", "diff": 1}], "verdict: $.code_fixes[0].diff: expected a string, got an integer"),
         ([{"path": "a"}], "verdict: $.code_fixes[0].diff: required key is missing"),
-        ([{"path": "a", "diff": "d"}, {"path": "a", "diff": "e"}], "verdict: $.code_fixes[1].path: duplicate of $.code_fixes[0].path"),
+        (
+            [{"path": "a", "diff": "d"}, {"path": "a", "diff": "e"}],
+            "verdict: $.code_fixes[1].path: duplicate of $.code_fixes[0].path",
+        ),
         ([{"path": str(i), "diff": "d"} for i in range(9)], "verdict: $.code_fixes: must have at most 8 items, got 9"),
         (
             [{"path": str(i), "diff": "d" * 262_144} for i in range(3)] + [{"path": "3", "diff": "d"}],
@@ -532,7 +616,10 @@ def test_tp_and_uncertain_may_cite_fatal_rules(verdict: str) -> None:
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (lambda d: d.update(proposed_changes=[]), "verdict: $.proposed_changes: a TP verdict needs at least one ioc change (X5)"),
+        (
+            lambda d: d.update(proposed_changes=[]),
+            "verdict: $.proposed_changes: a TP verdict needs at least one ioc change (X5)",
+        ),
         (
             lambda d: d["proposed_changes"].append({"kind": "suppression", "rule_id": "R007", "reason": "r"}),
             "verdict: $.proposed_changes[2].kind: a TP verdict proposes only ioc changes (X5)",
@@ -556,11 +643,16 @@ def test_uncertain_carries_no_code_fixes() -> None:
 
 
 def test_uncertain_needs_no_transition_or_evidence() -> None:
-    assert validate_verdict(changed(lambda d: d.update(verdict="uncertain", proposed_changes=[], transition=None, evidence=[])))
+    assert validate_verdict(
+        changed(lambda d: d.update(verdict="uncertain", proposed_changes=[], transition=None, evidence=[]))
+    )
 
 
 def test_ioc_needs_a_campaign_or_an_incident() -> None:
-    assert error(tp_with(campaign=None)) == "verdict: $.proposed_changes[0]: an ioc change needs a campaign or an incident (X7)"
+    assert (
+        error(tp_with(campaign=None))
+        == "verdict: $.proposed_changes[0]: an ioc change needs a campaign or an incident (X7)"
+    )
     assert validate_verdict(tp_with(campaign=None, incident="INC-7"))
 
 

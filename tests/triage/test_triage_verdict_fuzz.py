@@ -22,7 +22,11 @@ scalars = (
     | st.text(max_size=20)
     | st.sampled_from(["FP", "TP", "uncertain", "R007", "R012", "ioc", "suppression", "1.0-1", "a1a1a1a", "2026-07-01"])
 )
-json_values = st.recursive(scalars, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4), max_leaves=12)
+json_values = st.recursive(
+    scalars,
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+    max_leaves=12,
+)
 
 
 def paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -52,7 +56,7 @@ def mutated_documents(draw: st.DrawFn) -> Any:
         target = get(doc, path)
         action = draw(st.sampled_from(["set", "delete", "add"]))
         if isinstance(target, dict):
-            key = draw(st.sampled_from(sorted(target) + ["extra"])) if target else "extra"
+            key = draw(st.sampled_from([*sorted(target), "extra"])) if target else "extra"
             if action == "delete":
                 target.pop(key, None)
             else:

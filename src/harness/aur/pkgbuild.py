@@ -29,9 +29,7 @@ _STATEMENT = re.compile(
 )
 # A function defined after `;`, `&&` or `||` on a line that is otherwise skipped still ends the scan,
 # so its body is never read as prologue.
-_FUNCTION_AFTER_SEPARATOR = re.compile(
-    rf"[ \t]*(?:function[ \t]+{_FUNCTION_NAME}|{_FUNCTION_NAME}[ \t]*\([ \t]*\))"
-)
+_FUNCTION_AFTER_SEPARATOR = re.compile(rf"[ \t]*(?:function[ \t]+{_FUNCTION_NAME}|{_FUNCTION_NAME}[ \t]*\([ \t]*\))")
 _SIMPLE_ARRAY_RUN = re.compile(rf"(?:[ \t\n]++|\\\n|#[^\n]*+|{_PLAIN_WORD}(?=[ \t\n)]))*+")
 _SIMPLE_ARRAY_WORD = re.compile(r"#[^\n]*|([^ \t\n\\#][^ \t\n]*)")
 _VARIABLE = re.compile(_NAME)

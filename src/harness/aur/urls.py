@@ -15,7 +15,9 @@ _PORT = re.compile(r"[0-9]{1,5}")
 _VCS_PREFIX = re.compile(r"(?:git|hg|svn|bzr|fossil)\+(?=(?i:https?|ftp)://)")
 
 _NUMERIC_LABEL = re.compile(r"0x[0-9a-f]*|[0-9]+")
-_CANONICAL_IPV4 = re.compile(r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])")
+_CANONICAL_IPV4 = re.compile(
+    r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+)
 _SPECIAL_LAST_LABELS = frozenset({"local", "test", "example", "invalid", "onion", "internal", "localhost"})
 
 

@@ -505,10 +505,16 @@ def _check_fp(v: Verdict) -> None:
         )
     for i, item in enumerate(v.evidence):
         if is_fatal(item.rule_id):
-            _fail(("evidence", i, "rule_id"), f"rule {base_rule_id(item.rule_id)} is FATAL and can never be suppressed (X4)")
+            _fail(
+                ("evidence", i, "rule_id"),
+                f"rule {base_rule_id(item.rule_id)} is FATAL and can never be suppressed (X4)",
+            )
     for rule_id, i in suppressed.items():
         if is_fatal(rule_id):
-            _fail(("proposed_changes", i, "rule_id"), f"rule {base_rule_id(rule_id)} is FATAL and can never be suppressed (X4)")
+            _fail(
+                ("proposed_changes", i, "rule_id"),
+                f"rule {base_rule_id(rule_id)} is FATAL and can never be suppressed (X4)",
+            )
 
 
 def _check_tp(v: Verdict) -> None:
