@@ -137,7 +137,8 @@ def _has_migrations_table(conn: sqlite3.Connection) -> bool:
     return bool(row.fetchone()[0])
 
 
-def _applied(conn: sqlite3.Connection) -> list[migrations.Applied]:
+def applied_migrations(conn: sqlite3.Connection) -> list[migrations.Applied]:
+    """The rows of schema_migrations (none before the first migration)."""
     if not _has_migrations_table(conn):
         return []
     rows = conn.execute("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
@@ -146,7 +147,7 @@ def _applied(conn: sqlite3.Connection) -> list[migrations.Applied]:
 
 def read_schema_version(conn: sqlite3.Connection) -> int:
     """The highest applied migration of an open database (0 without schema_migrations)."""
-    applied = _applied(conn)
+    applied = applied_migrations(conn)
     return max((a.version for a in applied), default=0)
 
 
@@ -158,7 +159,7 @@ def migrate_connection(conn: sqlite3.Connection, clock: Clock) -> tuple[int, lis
         try:
             conn.execute("BEGIN EXCLUSIVE")
             conn.execute(_BOOTSTRAP)
-            applied = _applied(conn)
+            applied = applied_migrations(conn)
             if from_version is None:
                 from_version = max((a.version for a in applied), default=0)
             todo = migrations.pending("sqlite", applied)

@@ -1,4 +1,4 @@
-"""The ledger Store API (ledger.md §9): result types, the Store protocol and `open_store`."""
+"""The ledger Store API (ledger.md §9): the Store and Snapshot protocols, the errors and `open_store`."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from harness.ledger.records import (
 )
 from harness.ledger.settings import LedgerSettings, is_postgres_target
 from harness.ledger.sqlite import open_sqlite_store
+from harness.text import redact
 
 __all__ = [
     "Call",
@@ -54,6 +55,8 @@ class Snapshot(Protocol):
 
     def count_rows(self, conversation_id: str) -> int: ...
 
+    def row_by_key(self, key: tuple[str, str, str, str]) -> LedgerRow | None: ...
+
     def rows(
         self,
         conversation_ids: Sequence[str] | None = None,
@@ -64,6 +67,8 @@ class Snapshot(Protocol):
     def conversation_rows(
         self, conversation_id: str, *, after_chain_seq: int = 0, tool_call_id: str | None = None, limit: int | None = None
     ) -> list[LedgerRow]: ...
+
+    def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]: ...
 
     def heads(self, conversation_id: str | None = None) -> list[Head]: ...
 
@@ -121,6 +126,11 @@ def open_store(
 
     `create=False` opens for reading only: a missing SQLite file reads as an empty ledger and is never created.
     """
+    version = redact.RULESET_VERSION
     if isinstance(target, str) and is_postgres_target(target):
-        return open_postgres_store(target, redactor=redactor, clock=clock, settings=settings, readonly=not create)
-    return open_sqlite_store(Path(target), redactor=redactor, clock=clock, settings=settings, create=create)
+        return open_postgres_store(
+            target, redactor=redactor, clock=clock, settings=settings, ruleset_version=version, readonly=not create
+        )
+    return open_sqlite_store(
+        Path(target), redactor=redactor, clock=clock, settings=settings, ruleset_version=version, create=create
+    )

@@ -1,0 +1,407 @@
+"""The PostgreSQL backend (ledger.md §7.2, §7.4, §10): pooled connections, advisory-lock writes, owner/app roles."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import itertools
+import logging
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import psycopg
+import psycopg_pool
+from psycopg import sql
+
+from harness.ledger import chain, migrations
+from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
+from harness.ledger.model import LedgerRedactor, LedgerRow
+from harness.ledger.records import Clock
+from harness.ledger.settings import LedgerSettings
+from harness.ledger.sqlcore import Cursor, Dialect, Hasher, SqlSnapshot, SqlStore
+from harness.text import canonjson
+
+T = TypeVar("T")
+log = logging.getLogger("harness.ledger")
+
+APPLICATION_NAME = "triage-harness"
+DEFAULT_OWNER_ROLE = "harness_ledger_owner"
+DEFAULT_APP_ROLE = "harness_ledger_app"
+# pg_advisory_lock key of the migration runner: the first 8 bytes of SHA-256("triage-harness.ledger.migrate").
+MIGRATION_LOCK_KEY = 0x2F0A6C55D3B4E1A7
+LEDGER_TABLES = ("conversations", "tool_invocations", "tombstones", "schema_migrations")
+_ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_CHAIN_CONSTRAINT = "tool_invocations_chain"
+_UTC = datetime.timezone.utc
+
+_BOOTSTRAP = """CREATE TABLE IF NOT EXISTS ledger.schema_migrations (
+  version integer PRIMARY KEY CHECK (version >= 1),
+  name text NOT NULL,
+  checksum text NOT NULL CHECK (length(checksum) = 64),
+  applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  applied_by text NOT NULL DEFAULT session_user
+)"""
+
+
+def _ts_from_db(value: datetime.datetime) -> datetime.datetime:
+    return value.astimezone(_UTC)
+
+
+def _row_from_db(r: Sequence[Any]) -> LedgerRow:
+    return LedgerRow(
+        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7].astimezone(_UTC),
+        None if r[8] is None else r[8].astimezone(_UTC),
+        None if r[9] is None else r[9].astimezone(_UTC),
+        r[10], r[11], r[12], r[13], r[14], r[15], r[16], r[17], r[18], r[19], r[20],
+        # jsonb comes back parsed and reordered: re-serialize canonically, which reproduces the stored text.
+        None if r[21] is None else canonjson.dumps(r[21]),
+        r[22], r[23], bytes(r[24]), bytes(r[25]),
+    )  # fmt: skip
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+DIALECT = Dialect(
+    name="postgresql",
+    prefix="ledger.",
+    param="%s",
+    meta_cast="::jsonb",
+    id_to_db=_identity,
+    ts_to_db=_identity,
+    bool_to_db=bool,
+    row_from_db=_row_from_db,
+    ts_from_db=_ts_from_db,
+)
+
+
+def connection_kwargs(settings: LedgerSettings) -> dict[str, Any]:
+    """Session settings of every ledger connection; synchronous_commit is never lowered."""
+    options = (
+        f"-c statement_timeout={settings.statement_timeout_ms} -c lock_timeout={settings.lock_timeout_ms}"
+        " -c idle_in_transaction_session_timeout=30000 -c TimeZone=UTC"
+    )
+    return {
+        "autocommit": True,
+        "application_name": APPLICATION_NAME,
+        "connect_timeout": settings.connect_timeout_s,
+        "options": options,
+    }
+
+
+def _describe(exc: BaseException, redact: Callable[[str], str]) -> str:
+    # Driver messages may quote the DSN or user names; they pass the redactor like any other text.
+    return redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+
+
+def _mapped(exc: BaseException, redact: Callable[[str], str]) -> LedgerError:
+    if isinstance(exc, psycopg.IntegrityError):
+        return LedgerIntegrityError(f"ledger constraint failed: {_describe(exc, redact)}")
+    return LedgerUnavailable(f"PostgreSQL ledger unavailable: {_describe(exc, redact)}")
+
+
+def _applied(cur: psycopg.Cursor[Any]) -> list[migrations.Applied]:
+    cur.execute("SELECT to_regclass('ledger.schema_migrations') IS NOT NULL")
+    if not cur.fetchone()[0]:
+        return []
+    cur.execute("SELECT version, name, checksum FROM ledger.schema_migrations ORDER BY version")
+    return [migrations.Applied(*row) for row in cur.fetchall()]
+
+
+def _check_schema(cur: psycopg.Cursor[Any]) -> int:
+    applied = _applied(cur)
+    current = max((a.version for a in applied), default=0)
+    needed = migrations.target_version("postgres")
+    if migrations.pending("postgres", applied) or current != needed:
+        raise migrations.schema_mismatch(current, needed)
+    return current
+
+
+def _warn_on_excess_privileges(cur: psycopg.Cursor[Any]) -> None:
+    cur.execute(
+        "SELECT t FROM unnest(%s::text[]) AS t WHERE has_table_privilege('ledger.' || t, 'UPDATE')"
+        " OR has_table_privilege('ledger.' || t, 'DELETE') OR has_table_privilege('ledger.' || t, 'TRUNCATE')",
+        (list(LEDGER_TABLES),),
+    )
+    tables = [row[0] for row in cur.fetchall()]
+    if tables:
+        log.warning(
+            "the ledger role can UPDATE, DELETE or TRUNCATE %s; connect as a member of the app role instead",
+            ", ".join(f"ledger.{t}" for t in tables),
+        )
+
+
+class _CommitLost(Exception):
+    """The connection failed during COMMIT: the write may or may not have landed."""
+
+
+class PostgresStore(SqlStore):
+    """A PostgreSQL ledger in schema `ledger`; each write is one READ COMMITTED transaction under advisory locks."""
+
+    def __init__(
+        self,
+        pool: psycopg_pool.ConnectionPool,
+        *,
+        redactor: LedgerRedactor,
+        clock: Clock,
+        settings: LedgerSettings,
+        ruleset_version: int,
+        readonly: bool = False,
+        hasher: Hasher = chain.hash_values,
+    ) -> None:
+        super().__init__(
+            dialect=DIALECT,
+            redactor=redactor,
+            clock=clock,
+            settings=settings,
+            ruleset_version=ruleset_version,
+            hasher=hasher,
+        )
+        self._pool = pool
+        self._readonly = readonly
+        self._cursor_names = itertools.count(1)
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except psycopg_pool.PoolTimeout as exc:
+            raise LedgerUnavailable("PostgreSQL ledger unavailable: no pooled connection within the timeout") from exc
+
+    def _write_once(self, conversation_ids: Sequence[str], work: Callable[[Cursor], T]) -> T:
+        with self._connection() as conn:
+            cur = conn.cursor()
+            try:
+                cur.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                for conversation_id in sorted(conversation_ids):
+                    cur.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended('triage-harness.ledger:' || %s, 0))",
+                        (conversation_id,),
+                    )
+                result = work(cur)
+            except BaseException:
+                if not conn.broken:
+                    conn.rollback()
+                raise
+            try:
+                cur.execute("COMMIT")
+            except psycopg.OperationalError as exc:
+                raise _CommitLost(str(exc)) from exc
+            return result
+
+    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: Callable[[Cursor], T]) -> T:
+        if self._readonly:
+            raise LedgerUnavailable("the PostgreSQL ledger was opened read-only")
+        redact = self._redactor.redact
+        for attempt in (1, 2):
+            try:
+                return self._write_once(conversation_ids, work)
+            except _CommitLost as exc:
+                # The row-id rule of §8.2 recognizes a commit that had in fact succeeded.
+                if attempt == 2:
+                    raise LedgerUnavailable(f"PostgreSQL ledger unavailable: {redact(str(exc))}") from exc
+            except psycopg.errors.UniqueViolation as exc:
+                if attempt == 2 or exc.diag.constraint_name != _CHAIN_CONSTRAINT:
+                    raise LedgerIntegrityError(f"chain conflict persisted: {_describe(exc, redact)}") from exc
+            except psycopg.Error as exc:
+                raise _mapped(exc, redact) from exc
+        raise AssertionError("unreachable")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[SqlSnapshot]:
+        """A REPEATABLE READ READ ONLY transaction on a pooled connection."""
+        redact = self._redactor.redact
+        with self._connection() as conn:
+            try:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            except psycopg.Error as exc:
+                raise _mapped(exc, redact) from exc
+
+            def fetch(query: str, params: Sequence[Any]) -> list[Any]:
+                try:
+                    with conn.cursor() as cur:
+                        cur.execute(query, params)
+                        return cur.fetchall()
+                except psycopg.Error as exc:
+                    raise _mapped(exc, redact) from exc
+
+            def stream(query: str, params: Sequence[Any]) -> Iterator[Any]:
+                try:
+                    with conn.cursor(name=f"ledger_rows_{next(self._cursor_names)}") as cur:
+                        cur.itersize = 5000
+                        cur.execute(query, params)
+                        yield from cur
+                except psycopg.Error as exc:
+                    raise _mapped(exc, redact) from exc
+
+            try:
+                yield SqlSnapshot(DIALECT, fetch, stream)
+            finally:
+                if not conn.broken:
+                    conn.rollback()
+
+    def schema_version(self) -> int:
+        """The highest applied migration."""
+        with self._connection() as conn:
+            try:
+                applied = _applied(conn.cursor())
+            except psycopg.Error as exc:
+                raise _mapped(exc, self._redactor.redact) from exc
+        return max((a.version for a in applied), default=0)
+
+    def close(self) -> None:
+        """Close the pool."""
+        self._pool.close()
+
+
+def open_postgres_store(
+    dsn: str,
+    *,
+    redactor: LedgerRedactor,
+    clock: Clock,
+    settings: LedgerSettings,
+    ruleset_version: int,
+    readonly: bool = False,
+    hasher: Hasher = chain.hash_values,
+) -> PostgresStore:
+    """Connect, check the schema version (never migrating) and the role's privileges, and open the pool."""
+    kwargs = connection_kwargs(settings)
+    try:
+        with psycopg.connect(dsn, **kwargs) as conn:
+            cur = conn.cursor()
+            _check_schema(cur)
+            _warn_on_excess_privileges(cur)
+    except psycopg.Error as exc:
+        raise _mapped(exc, redactor.redact) from exc
+    pool = psycopg_pool.ConnectionPool(
+        dsn,
+        kwargs=kwargs,
+        min_size=1,
+        max_size=settings.pool_max,
+        open=False,
+        timeout=settings.connect_timeout_s,
+        name="triage-harness-ledger",
+    )
+    try:
+        pool.open(wait=True, timeout=settings.connect_timeout_s)
+    except psycopg_pool.PoolTimeout as exc:
+        pool.close()
+        raise LedgerUnavailable("PostgreSQL ledger unavailable: the connection pool could not connect") from exc
+    return PostgresStore(
+        pool, redactor=redactor, clock=clock, settings=settings, ruleset_version=ruleset_version,
+        readonly=readonly, hasher=hasher,
+    )  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class MigrationReport:
+    """What `harness ledger migrate` did (or, with dry_run, would do) on PostgreSQL."""
+
+    from_version: int
+    to_version: int
+    applied: list[migrations.Migration]
+    owner: str | None
+    app: str | None
+    created: list[str]
+    dry_run: bool
+
+
+def _check_role_name(name: str) -> str:
+    if _ROLE_NAME.fullmatch(name) is None:
+        raise ValueError(f"role name {name!r} must match {_ROLE_NAME.pattern}")
+    return name
+
+
+def _role_exists(cur: psycopg.Cursor[Any], name: str) -> bool:
+    cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,))
+    return cur.fetchone() is not None
+
+
+def _grant_app(cur: psycopg.Cursor[Any], app: str) -> None:
+    app_id = sql.Identifier(app)
+    cur.execute("REVOKE ALL ON SCHEMA ledger FROM PUBLIC")
+    cur.execute(sql.SQL("GRANT USAGE ON SCHEMA ledger TO {}").format(app_id))
+    cur.execute(sql.SQL("GRANT SELECT, INSERT ON ledger.conversations, ledger.tool_invocations TO {}").format(app_id))
+    cur.execute(sql.SQL("GRANT SELECT ON ledger.tombstones, ledger.schema_migrations TO {}").format(app_id))
+
+
+def migrate_postgres(
+    dsn: str,
+    *,
+    settings: LedgerSettings,
+    admin_dsn: str | None = None,
+    owner_role: str = DEFAULT_OWNER_ROLE,
+    app_role: str = DEFAULT_APP_ROLE,
+    grant_app_to: Sequence[str] = (),
+    dry_run: bool = False,
+) -> MigrationReport:
+    """Apply the missing migrations under pg_advisory_lock; with `admin_dsn`, also create roles and own as the owner."""
+    owner, app = _check_role_name(owner_role), _check_role_name(app_role)
+    logins = [_check_role_name(name) for name in grant_app_to]
+    with psycopg.connect(admin_dsn or dsn, **connection_kwargs(settings)) as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+        try:
+            return _migrate_locked(cur, owner, app, logins, admin=admin_dsn is not None, dry_run=dry_run)
+        finally:
+            if not conn.broken:
+                cur.execute("RESET ROLE")
+                cur.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+
+
+def _migrate_locked(
+    cur: psycopg.Cursor[Any], owner: str, app: str, logins: list[str], *, admin: bool, dry_run: bool
+) -> MigrationReport:
+    applied = _applied(cur)
+    from_version = max((a.version for a in applied), default=0)
+    todo = migrations.pending("postgres", applied)
+    to_version = migrations.target_version("postgres")
+    if admin:
+        created = [name for name in (owner, app) if not _role_exists(cur, name)]
+    else:
+        cur.execute("SELECT current_user")
+        owner = cur.fetchone()[0]
+        created = []
+        app_exists = _role_exists(cur, app)
+    for login in logins:
+        if not _role_exists(cur, login):
+            raise LedgerUnavailable(f"--grant-app-to: role {login} does not exist")
+    if dry_run:
+        return MigrationReport(from_version, to_version, todo, owner, app if admin or app_exists else None, created, True)
+
+    owner_id = sql.Identifier(owner)
+    if admin:
+        for name in created:
+            cur.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(name)))
+        cur.execute("SELECT pg_has_role(current_user, %s, 'MEMBER')", (owner,))
+        if not cur.fetchone()[0]:
+            cur.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(owner_id))
+        cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS ledger AUTHORIZATION {}").format(owner_id))
+        cur.execute(sql.SQL("SET ROLE {}").format(owner_id))
+    else:
+        cur.execute("CREATE SCHEMA IF NOT EXISTS ledger")
+    cur.execute(_BOOTSTRAP)
+    for step in todo:
+        cur.execute("BEGIN")
+        try:
+            cur.execute(step.sql)
+            cur.execute(
+                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
+                (step.version, step.name, step.checksum),
+            )
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.connection.rollback()
+            raise
+    if admin or app_exists:
+        _grant_app(cur, app)
+    cur.execute("RESET ROLE")
+    for login in logins:
+        cur.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(app), sql.Identifier(login)))
+    return MigrationReport(
+        from_version, to_version, todo, owner, app if admin or app_exists else None, created, False
+    )

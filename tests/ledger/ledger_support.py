@@ -1,0 +1,119 @@
+"""Shared helpers of the ledger tests (importable by name: tests/ledger is on sys.path)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql as psql
+
+from harness.ledger import migrations
+from harness.ledger.settings import LedgerSettings
+from harness.ledger.sqlite import statements as sqlite_statements
+from harness.ledger.store import Store, open_store
+from harness.text.redact import Redactor
+
+# A known secret registered with the redactor: it must never reach a table.
+KNOWN_SECRET = "opaque-ledger-test-value-6f1c2a"
+T0 = datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=datetime.timezone.utc)
+
+
+class FakeClock:
+    """A deterministic clock: each reading is one millisecond after the previous one."""
+
+    def __init__(self, start: datetime.datetime = T0, step: datetime.timedelta = datetime.timedelta(milliseconds=1)):
+        self.now = start
+        self.step = step
+        self._lock = threading.Lock()
+
+    def __call__(self) -> datetime.datetime:
+        with self._lock:
+            self.now += self.step
+            return self.now
+
+
+def open_test_store(target: str, redactor: Redactor, clock: FakeClock, **settings: object) -> Store:
+    """open_store with test settings."""
+    return open_store(target, redactor=redactor, clock=clock, settings=LedgerSettings(**settings), create=True)  # type: ignore[arg-type]
+
+
+class SqliteAdmin:
+    """Raw access to a SQLite ledger file, bypassing the store (what anyone who can write the file can do)."""
+
+    backend = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None)
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        with contextlib.closing(self.connect()) as conn:
+            conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+
+    def tamper(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Drop every guard trigger, run the statements, and restore the triggers from the shipped migration."""
+        with contextlib.closing(self.connect()) as conn:
+            names = [r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'trigger'")]
+            for name in names:
+                conn.execute(f'DROP TRIGGER "{name}"')
+            try:
+                for query, params in statements:
+                    conn.execute(query.replace("ledger.", ""), params)
+            finally:
+                for statement in sqlite_statements(migrations.shipped("sqlite")[0].sql):
+                    if "CREATE TRIGGER" in statement:
+                        conn.execute(statement)
+
+    def query(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
+        with contextlib.closing(self.connect()) as conn:
+            return conn.execute(query.replace("ledger.", ""), params).fetchall()
+
+
+class PgAdmin:
+    """Superuser access to a PostgreSQL ledger database, bypassing the store."""
+
+    backend = "postgresql"
+
+    def __init__(self, admin_dsn: str, owner_role: str) -> None:
+        self.admin_dsn = admin_dsn
+        self.owner_role = owner_role
+
+    def connect(self) -> psycopg.Connection:
+        return psycopg.connect(self.admin_dsn, autocommit=True)
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        with self.connect() as conn:
+            conn.execute(psql.SQL("SET ROLE {}").format(psql.Identifier(self.owner_role)))
+            conn.execute("DELETE FROM ledger.conversations WHERE id = %s", (conversation_id,))
+
+    def tamper(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Disable the guard triggers as superuser, run the statements, and re-enable them (ALWAYS)."""
+        with self.connect() as conn:
+            triggers = conn.execute(
+                "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'ledger' AND NOT t.tgisinternal"
+            ).fetchall()
+            for table, trigger in triggers:
+                conn.execute(psql.SQL("ALTER TABLE ledger.{} DISABLE TRIGGER {}").format(
+                    psql.Identifier(table), psql.Identifier(trigger)))
+            try:
+                for query, params in statements:
+                    conn.execute(query.replace("?", "%s"), params)
+            finally:
+                for table, trigger in triggers:
+                    conn.execute(psql.SQL("ALTER TABLE ledger.{} ENABLE ALWAYS TRIGGER {}").format(
+                        psql.Identifier(table), psql.Identifier(trigger)))
+
+    def query(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self.connect() as conn:
+            return conn.execute(query.replace("?", "%s"), params).fetchall()
