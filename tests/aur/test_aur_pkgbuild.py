@@ -317,6 +317,9 @@ def test_install_is_a_resolvable_scalar_only() -> None:
         ("", ""),
         ('""', ""),
         ("a#b", "a#b"),
+        ("#b", "#b"),
+        ("#", "#"),
+        ("'' #b", ""),
     ],
 )
 def test_word_values(word: str, value: str | None) -> None:
@@ -419,3 +422,23 @@ def test_arbitrary_bytes_raise_only_pkgbuild_errors(data: bytes) -> None:
 def test_nothing_after_a_function_start_counts(tail: str) -> None:
     head = "pkgver=1\nsource=(https://a.example.org/x)\n"
     assert scan_prologue(head + "build() {\n" + tail) == scan_prologue(head)
+
+
+# Word characters only: a blank would end the word, which the empty quoted suffix would then follow.
+WORD_ALPHABET = st.sampled_from([*"ab#~=:/.-+@%,!^", "\\\n", "$v", "${v}", "*"])
+
+
+@settings(max_examples=300)
+@given(st.lists(WORD_ALPHABET, max_size=12).map("".join))
+def test_scalar_fast_path_agrees_with_the_word_reader(word: str) -> None:
+    # An empty quoted suffix adds nothing to the value but forces the general reader.
+    assert scalars(f"v=V\nw={word}\n") == scalars(f"v=V\nw={word}''\n")
+
+
+@settings(max_examples=300)
+@given(st.lists(st.lists(WORD_ALPHABET, min_size=1, max_size=6).map("".join), max_size=6))
+def test_array_fast_path_agrees_with_the_word_reader(words: list[str]) -> None:
+    # Each word starts with a letter, so none is only a line continuation.
+    fast = sources("v=V\nsource=(" + "\n".join(f"a{word}" for word in words) + "\n)\n")
+    general = sources("v=V\nsource=(" + "\n".join(f"a{word}''" for word in words) + "\n)\n")
+    assert fast == general

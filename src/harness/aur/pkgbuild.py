@@ -25,7 +25,7 @@ _PLAIN_WORD = r"[^ \t\n;&|<>()\\'\"$`*?\[{~#][^ \t\n;&|<>()\\'\"$`*?\[{]*+"
 _STATEMENT = re.compile(
     _GAP
     + rf"(?:(?P<function>function[ \t]+{_FUNCTION_NAME}|{_FUNCTION_NAME}[ \t]*\([ \t]*\))"
-    + rf"|(?P<name>{_NAME})(?P<append>\+?)=(?:(?P<array>\()|(?P<plain>(?:{_PLAIN_WORD})?)(?=[ \t]*+(?:\n|#|\Z)))?)?"
+    + rf"|(?P<name>{_NAME})(?P<append>\+?)=(?:(?P<array>\()|(?P<plain>(?:{_PLAIN_WORD})?)(?=[ \t]++#|[ \t]*+(?:\n|\Z)))?)?"
 )
 # A function defined after `;`, `&&` or `||` on a line that is otherwise skipped still ends the scan,
 # so its body is never read as prologue.
