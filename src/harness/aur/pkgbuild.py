@@ -25,7 +25,8 @@ _PLAIN_WORD = r"[^ \t\n;&|<>()\\'\"$`*?\[{~#][^ \t\n;&|<>()\\'\"$`*?\[{]*+"
 _STATEMENT = re.compile(
     _GAP
     + rf"(?:(?P<function>function[ \t]+{_FUNCTION_NAME}|{_FUNCTION_NAME}[ \t]*\([ \t]*\))"
-    + rf"|(?P<name>{_NAME})(?P<append>\+?)=(?:(?P<array>\()|(?P<plain>(?:{_PLAIN_WORD})?)(?=[ \t]++#|[ \t]*+(?:\n|\Z)))?)?"
+    + rf"|(?P<name>{_NAME})(?P<append>\+?)="
+    + rf"(?:(?P<array>\()|(?P<plain>(?:{_PLAIN_WORD})?)(?=[ \t]++#|[ \t]*+(?:\n|\Z)))?)?"
 )
 # A function defined after `;`, `&&` or `||` on a line that is otherwise skipped still ends the scan,
 # so its body is never read as prologue.
@@ -132,7 +133,7 @@ class _Scanner:
     # -- statements ---------------------------------------------------------------------------
 
     def run(self) -> None:
-        text, end, match = self.text, self.end, _STATEMENT.match
+        text, end, match, variables = self.text, self.end, _STATEMENT.match, self.variables
         pos = 0
         while True:
             statement = match(text, pos)
@@ -154,7 +155,11 @@ class _Scanner:
                     if not (rest >= end or text[rest] in "\n#"):
                         value = None
                         pos = self.skip_statement(rest)
-                self.assign_scalar(name, append == "+", value)
+                if append or name.startswith("source"):
+                    self.assign_scalar(name, append == "+", value)
+                elif variables.get(name) is not _ARRAY:
+                    # The common case, inlined: a plain `NAME=word` to an ordinary variable.
+                    variables[name] = _UNRESOLVABLE if value is None else value
 
     def assign_scalar(self, name: str, append: bool, value: str | None) -> None:
         if _is_source_name(name):
