@@ -79,3 +79,33 @@ def stream_ids(store: Store, stream: str = "events") -> list[str]:
 def canonical(value: Any) -> str:
     """Canonical JSON of a test value, for byte comparisons."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def commit_files(git_dir: Path, files: dict[str, bytes], *, branch: str = "refs/heads/main") -> str:
+    """Commit exactly `files` (path -> bytes) on top of `branch` with plain git, bypassing the harness."""
+    index = git_dir / "test-index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        git(git_dir, "read-tree", "--empty", env=env)
+        entries = ""
+        for path, data in files.items():
+            blob = git(git_dir, "hash-object", "-w", "--stdin", stdin=data).strip()
+            entries += f"100644 blob {blob}\t{path}\n"
+        git(git_dir, "update-index", "--add", "--index-info", stdin=entries.encode(), env=env)
+        tree = git(git_dir, "write-tree", env=env).strip()
+    finally:
+        index.unlink(missing_ok=True)
+    done = subprocess.run(
+        ["git", "rev-parse", "-q", "--verify", branch], capture_output=True, env={**GIT_ENV, "GIT_DIR": str(git_dir)}
+    )
+    parent = ["-p", done.stdout.decode().strip()] if done.returncode == 0 else []
+    commit = git(git_dir, "commit-tree", tree, *parent, "-m", "test").strip()
+    git(git_dir, "update-ref", branch, commit)
+    return commit
+
+
+def line(record_id: str, **fields: Any) -> bytes:
+    """The canonical stored line of a small event."""
+    from harness.store.streams import STREAMS, encode_record
+
+    return encode_record(STREAMS["events"], event(record_id, **fields))[1]

@@ -126,7 +126,7 @@ class _FileBackend:
     def _identity(self) -> tuple[int, int] | None:
         try:
             st = os.stat(self.path)
-        except FileNotFoundError:
+        except OSError:
             return None
         return st.st_dev, st.st_ino
 
@@ -174,11 +174,8 @@ class _FileBackend:
             conn.close()
 
     def reset(self) -> None:
-        """Delete the file with its -wal/-shm (the caller holds `locked()`)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        """Delete the file with its -wal/-shm (the caller holds `locked()`); open read connections notice
+        the new inode on their next use."""
         for suffix in ("", "-wal", "-shm"):
             try:
                 os.unlink(f"{self.path}{suffix}")
@@ -210,7 +207,7 @@ class _MemoryBackend:
         yield self._conn
 
     def reset(self) -> None:
-        self._conn.close()
+        # A view may still hold the old connection; it closes when the last reference goes.
         self._conn = _connect(":memory:")
 
 
@@ -226,6 +223,15 @@ def _keyed_row(seq: int, record: dict[str, Any], line: bytes) -> tuple[Any, ...]
         parse_timestamp(stamp) if stamp else None,
         line,
     )
+
+
+def _end_read(conn: sqlite3.Connection) -> None:
+    """End a read transaction; on a database that broke meanwhile there is nothing to lose."""
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except sqlite3.DatabaseError:
+        pass
 
 
 def _successor(prefix: str) -> str | None:
@@ -279,24 +285,24 @@ class Index:
                 conn.execute("BEGIN")
                 commit = _meta(conn).get("commit", "")
             except sqlite3.DatabaseError:
-                if conn is not None and conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                if conn is not None:
+                    _end_read(conn)
                 # Broken between the freshness check and the read: this call is served by replay.
-                self._discard(backend)
+                self.discard(backend)
                 yield self.replay_view(self._git.head_commit())
                 return
             try:
                 yield IndexView(self, conn, commit)
             finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
+                _end_read(conn)
 
     def replay_view(self, commit: str) -> ReplayView:
         """A full replay of `commit`, for a call during which the index broke."""
         return ReplayView(commit, {name: read_stream(self._git, commit, spec) for name, spec in STREAMS.items()})
 
-    def _discard(self, backend: _Backend) -> None:
+    def discard(self, backend: _Backend | None = None) -> None:
         """Delete a broken index so the next call rebuilds it."""
+        backend = backend or self._backend
         log.warning("read index %s: unreadable; it will be rebuilt", backend.description)
         try:
             with backend.locked():
@@ -517,6 +523,7 @@ class IndexView(StoreView):
         if self._fallback is None:
             log.warning("read index broke during a call; answering from a full replay of %s", self.commit)
             self._fallback = self._index.replay_view(self.commit)
+            self._index.discard()
         return self._fallback
 
     def select(self, stream: str, flt: RecordFilter, limit: int) -> Page:
