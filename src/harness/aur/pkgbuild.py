@@ -7,6 +7,7 @@ jumps with compiled regexes between the characters that matter, so the scan is l
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -64,18 +65,15 @@ class _EndScan(Exception):
     """A construct the scanner cannot follow: the scan stops and keeps what it has."""
 
 
-class _Unusable:
+class _Unusable(enum.Enum):
     """Marker values of variables that expansions may not use."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
+    UNRESOLVABLE = "unresolvable"
+    ARRAY = "array"
 
 
-_UNRESOLVABLE = _Unusable("unresolvable")
-_ARRAY = _Unusable("array")
+_UNRESOLVABLE = _Unusable.UNRESOLVABLE
+_ARRAY = _Unusable.ARRAY
 
 
 @dataclass(frozen=True)
@@ -101,18 +99,21 @@ def _is_source_name(name: str) -> bool:
     return name == "source" or (name.startswith("source_") and len(name) > 7)
 
 
+def _newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def decode(data: bytes) -> str:
     """Strict UTF-8 with CRLF and lone CR turned into LF."""
     try:
-        text = data.decode("utf-8")
+        return _newlines(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise PkgbuildError("PKGBUILD is not UTF-8") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def scan_prologue(data: bytes | str) -> Prologue:
     """Scan the statements before the first function for scalars and source arrays."""
-    text = decode(data) if isinstance(data, bytes) else data.replace("\r\n", "\n").replace("\r", "\n")
+    text = decode(data) if isinstance(data, bytes) else _newlines(data)
     scanner = _Scanner(text)
     try:
         scanner.run()
