@@ -186,11 +186,6 @@ def parse_ts(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text)
 
 
-def current_redaction_version(ruleset_version: int) -> int:
-    """The stored redaction_version: the redactor's ruleset version, at least 1 (the column's floor)."""
-    return max(1, ruleset_version)
-
-
 def build_row(
     prepared: PreparedRow,
     *,

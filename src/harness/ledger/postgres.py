@@ -148,7 +148,7 @@ class PostgresStore(SqlStore):
         redactor: LedgerRedactor,
         clock: Clock,
         settings: LedgerSettings,
-        ruleset_version: int,
+        redaction_version: int,
         readonly: bool = False,
         hasher: Hasher = chain.hash_values,
     ) -> None:
@@ -157,7 +157,7 @@ class PostgresStore(SqlStore):
             redactor=redactor,
             clock=clock,
             settings=settings,
-            ruleset_version=ruleset_version,
+            redaction_version=redaction_version,
             hasher=hasher,
         )
         self._pool = pool
@@ -264,7 +264,7 @@ def open_postgres_store(
     redactor: LedgerRedactor,
     clock: Clock,
     settings: LedgerSettings,
-    ruleset_version: int,
+    redaction_version: int,
     readonly: bool = False,
     hasher: Hasher = chain.hash_values,
 ) -> PostgresStore:
@@ -292,7 +292,7 @@ def open_postgres_store(
         pool.close()
         raise LedgerUnavailable("PostgreSQL ledger unavailable: the connection pool could not connect") from exc
     return PostgresStore(
-        pool, redactor=redactor, clock=clock, settings=settings, ruleset_version=ruleset_version,
+        pool, redactor=redactor, clock=clock, settings=settings, redaction_version=redaction_version,
         readonly=readonly, hasher=hasher,
     )  # fmt: skip
 

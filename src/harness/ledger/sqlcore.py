@@ -18,7 +18,6 @@ from harness.ledger.model import (
     LedgerRow,
     PreparedRow,
     build_row,
-    current_redaction_version,
     prepare,
 )
 from harness.ledger.records import (
@@ -460,14 +459,14 @@ class SqlStore(abc.ABC):
         redactor: LedgerRedactor,
         clock: Clock,
         settings: LedgerSettings,
-        ruleset_version: int,
+        redaction_version: int,
         hasher: Hasher = chain.hash_values,
     ) -> None:
         self._dialect = dialect
         self._redactor = redactor
         self._clock = clock
         self._settings = settings
-        self._redaction_version = current_redaction_version(ruleset_version)
+        self._redaction_version = redaction_version
         self._hasher = hasher
         self.backend = dialect.name
 

@@ -19,6 +19,7 @@ from harness.ledger.model import LedgerRedactor, LedgerRow, format_ts
 from harness.ledger.records import Clock
 from harness.ledger.settings import LedgerSettings
 from harness.ledger.sqlcore import Cursor, Dialect, Hasher, SqlSnapshot, SqlStore, empty_snapshot
+from harness.text import redact
 
 T = TypeVar("T")
 
@@ -194,7 +195,7 @@ class SqliteStore(SqlStore):
         redactor: LedgerRedactor,
         clock: Clock,
         settings: LedgerSettings,
-        ruleset_version: int,
+        redaction_version: int,
         hasher: Hasher = chain.hash_values,
     ) -> None:
         super().__init__(
@@ -202,7 +203,7 @@ class SqliteStore(SqlStore):
             redactor=redactor,
             clock=clock,
             settings=settings,
-            ruleset_version=ruleset_version,
+            redaction_version=redaction_version,
             hasher=hasher,
         )
         self.path = path
@@ -279,7 +280,13 @@ class MissingSqliteStore(SqlStore):
     """A ledger file that does not exist yet, opened for reading: reads are empty, writes refused, nothing created."""
 
     def __init__(self, path: Path, *, redactor: LedgerRedactor, clock: Clock, settings: LedgerSettings) -> None:
-        super().__init__(dialect=DIALECT, redactor=redactor, clock=clock, settings=settings, ruleset_version=1)
+        super().__init__(
+            dialect=DIALECT,
+            redactor=redactor,
+            clock=clock,
+            settings=settings,
+            redaction_version=redact.RULESET_VERSION,
+        )
         self.path = path
 
     def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: Callable[[Cursor], T]) -> T:
@@ -303,7 +310,7 @@ def open_sqlite_store(
     redactor: LedgerRedactor,
     clock: Clock,
     settings: LedgerSettings,
-    ruleset_version: int,
+    redaction_version: int,
     create: bool = True,
     hasher: Hasher = chain.hash_values,
 ) -> SqliteStore | MissingSqliteStore:
@@ -325,7 +332,7 @@ def open_sqlite_store(
             raise migrations.schema_mismatch(version, migrations.target_version("sqlite"))
         return SqliteStore(
             path, writer=None, redactor=redactor, clock=clock, settings=settings,
-            ruleset_version=ruleset_version, hasher=hasher,
+            redaction_version=redaction_version, hasher=hasher,
         )  # fmt: skip
     create_file(path)
     writer = connect(path, busy_timeout_ms=settings.busy_timeout_ms, query_only=False)
@@ -336,6 +343,6 @@ def open_sqlite_store(
         raise
     return SqliteStore(
         path, writer=writer, redactor=redactor, clock=clock, settings=settings,
-        ruleset_version=ruleset_version, hasher=hasher,
+        redaction_version=redaction_version, hasher=hasher,
     )  # fmt: skip
 

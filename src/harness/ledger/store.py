@@ -129,8 +129,8 @@ def open_store(
     version = redact.RULESET_VERSION
     if isinstance(target, str) and is_postgres_target(target):
         return open_postgres_store(
-            target, redactor=redactor, clock=clock, settings=settings, ruleset_version=version, readonly=not create
+            target, redactor=redactor, clock=clock, settings=settings, redaction_version=version, readonly=not create
         )
     return open_sqlite_store(
-        Path(target), redactor=redactor, clock=clock, settings=settings, ruleset_version=version, create=create
+        Path(target), redactor=redactor, clock=clock, settings=settings, redaction_version=version, create=create
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.ledger import chain, ids
-from harness.ledger.model import LedgerRow, current_redaction_version, format_ts
+from harness.ledger.model import LedgerRow, format_ts
 from harness.ledger.records import Head, Tombstone
 from harness.ledger.store import Snapshot, Store
 from harness.text import canonjson, redact
@@ -239,7 +239,7 @@ def verify_snapshot(
     Known redaction versions run from 1 to the redactor's current one (`max_redaction_version` overrides).
     """
     if max_redaction_version is None:
-        max_redaction_version = current_redaction_version(redact.RULESET_VERSION)
+        max_redaction_version = redact.RULESET_VERSION
     wanted = None if conversation_ids is None else set(conversation_ids)
     checked_heads = [h for h in heads or () if wanted is None or h.conversation_id in wanted]
     head_seqs = {h.conversation_id: h.chain_seq for h in checked_heads}
