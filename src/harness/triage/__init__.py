@@ -1,1 +1,1 @@
-"""Triage: the verdict model, indicator checks and (later) verify, pr, alert and repo_file."""
+"""Triage: the verdict schema, its strict reader, shared name patterns and indicator checks."""
