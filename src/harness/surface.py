@@ -95,4 +95,8 @@ class Registry:
         return Registry(op for op in self if op.toolset in wanted)
 
 
-OPERATIONS = Registry([])
+OPERATIONS = Registry(
+    [
+        Operation("github_actor", "Look up a GitHub account", "investigate", module="harness.investigate.github_actor", open_world=True),
+    ]
+)

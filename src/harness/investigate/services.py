@@ -1,0 +1,28 @@
+"""Accessors for the shared services of the investigate operations, each built once per process through ctx."""
+
+from __future__ import annotations
+
+from harness.config import CONFIG_NAME, ConfigError
+from harness.context import Context
+from harness.net import ClientConfigError, GuardedClient, github_client
+
+
+def github(ctx: Context) -> GuardedClient:
+    """The GitHub instance of the guarded client (net.md), from `[github] api_url`, `ca_file` and GITHUB_TOKEN."""
+    return ctx.service("github", lambda: _build_github(ctx))
+
+
+def _build_github(ctx: Context) -> GuardedClient:
+    settings = ctx.settings
+    ca_file = settings.workspace_path(settings.get("github", "ca_file"))
+    try:
+        return github_client(
+            settings.get("github", "api_url"),
+            str(ca_file) if ca_file else None,
+            settings.github_token or None,
+        )
+    except ClientConfigError as exc:
+        # The only fixed header built from outside input is the bearer token; its value is never echoed.
+        if exc.key == "headers":
+            raise ConfigError("GITHUB_TOKEN: must be printable ASCII, since it is sent as a header") from None
+        raise ConfigError(f"{settings.workspace / CONFIG_NAME}: [github] {exc.key}: {exc.problem}") from None
