@@ -380,3 +380,80 @@ def connect_help(url: str, workspace: Path, registry: Registry) -> str:
         "",
         "Press Ctrl-C to stop.",
     ])
+
+
+def _recorded_operator(app: App, tool_name: str, arguments: dict[str, Any], run: Callable[[], dict[str, Any]]) -> None:
+    """Run an operator command through the dispatcher's recording path and emit its JSON."""
+    from harness.dispatch import run_operator
+
+    try:
+        context = app.context()
+        call = app.call_context()
+    except HarnessError as exc:
+        _fail(tool_name, exc, app.pretty)
+    app.emit(run_operator(tool_name, arguments, call, run, recorder=app.recorder(), clock=context.clock))
+
+
+@main_group.command("init")
+@click.option("--empty", is_flag=True, default=False, help="Create the workspace without sample data.")
+@click.pass_obj
+def init_command(app: App, empty: bool) -> None:
+    """Create the workspace (harness.toml, store, ledger), with sample data unless --empty. Never overwrites."""
+    from harness.investigate.services import store
+    from harness.workspace import init_workspace
+
+    def run() -> dict[str, Any]:
+        context = app.context()
+        return init_workspace(context.settings, store(context), empty=empty)
+
+    _recorded_operator(app, "cli.init", {"empty": empty}, run)
+
+
+@main_group.group("ingest")
+def ingest_group() -> None:
+    """Append records to the store from JSON Lines or JSON files ('-' reads stdin)."""
+
+
+def _ingest(app: App, stream: str, files: tuple[str, ...]) -> None:
+    from harness.investigate.services import store
+    from harness.store import ingest_files
+
+    def run() -> dict[str, Any]:
+        if not files:
+            raise InvalidInput("FILE: at least one file (or - for stdin) is required")
+        return ingest_files(store(app.context()), stream, list(files), stderr=sys.stderr)
+
+    _recorded_operator(app, f"cli.ingest_{stream}", {"files": list(files)}, run)
+
+
+for _stream in ("events", "findings", "baseline"):
+
+    def _make(stream: str) -> None:
+        @ingest_group.command(stream)
+        @click.argument("files", nargs=-1)
+        @click.pass_obj
+        def command(app: App, files: tuple[str, ...]) -> None:
+            _ingest(app, stream, files)
+
+        command.help = (
+            "Append one baseline object (validated like a --baseline file) as the newest baseline record."
+            if stream == "baseline"
+            else f"Append {stream} (all-or-nothing; identical duplicates are skipped)."
+        )
+
+    _make(_stream)
+
+
+@main_group.group("baseline")
+def baseline_group() -> None:
+    """Derive baselines from the stored events."""
+
+
+@baseline_group.command("build")
+@click.pass_obj
+def baseline_build_command(app: App) -> None:
+    """Build a baseline from every stored event, merge it with the last one and append it if it changed."""
+    from harness.investigate.services import store
+    from harness.store import build_baseline
+
+    _recorded_operator(app, "cli.baseline_build", {}, lambda: build_baseline(store(app.context())))

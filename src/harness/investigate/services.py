@@ -5,6 +5,7 @@ from __future__ import annotations
 from harness.config import CONFIG_NAME, ConfigError
 from harness.context import Context
 from harness.net import ClientConfigError, GuardedClient, github_client
+from harness.store import Store
 
 
 def github(ctx: Context) -> GuardedClient:
@@ -26,3 +27,8 @@ def _build_github(ctx: Context) -> GuardedClient:
         if exc.key == "headers":
             raise ConfigError("GITHUB_TOKEN: must be printable ASCII, since it is sent as a header") from None
         raise ConfigError(f"{settings.workspace / CONFIG_NAME}: [github] {exc.key}: {exc.problem}") from None
+
+
+def store(ctx: Context) -> Store:
+    """The workspace's store (or `--store`), with its read index at `[store] index_path` or beside it."""
+    return ctx.service("store", lambda: Store(ctx.settings.store_path, index_path=ctx.settings.index_path))

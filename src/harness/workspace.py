@@ -1,0 +1,62 @@
+"""`harness init`: create a workspace (harness.toml, store, ledger) with optional sample data. Never overwrites."""
+
+from __future__ import annotations
+
+import io
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from harness.config import CONFIG_NAME, Settings, default_config_text
+from harness.store import Store, ingest_files
+
+SAMPLES = ("events.jsonl", "findings.jsonl", "baseline.json")
+
+
+def _relative(path: Path, workspace: Path) -> str:
+    try:
+        return path.relative_to(workspace).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _write_new(path: Path, text: str) -> bool:
+    """Create `path` with `text` unless it exists (O_EXCL, so a concurrent init never clobbers)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return True
+
+
+def sample_path(name: str) -> Any:
+    """A sample data file shipped in the package."""
+    return resources.files("harness.samples").joinpath(name)
+
+
+def load_samples(store: Store) -> None:
+    """Append the sample events, findings and baseline through ordinary ingestion."""
+    for stream, name in (("events", "events.jsonl"), ("findings", "findings.jsonl"), ("baseline", "baseline.json")):
+        with resources.as_file(sample_path(name)) as path:
+            ingest_files(store, stream, [str(path)], stderr=io.StringIO())
+
+
+def init_workspace(settings: Settings, store: Store, *, empty: bool) -> dict[str, Any]:
+    """Create what is missing; load sample data into a store this call created (unless `empty`)."""
+    workspace = settings.workspace
+    created: list[str] = []
+    if not workspace.exists():
+        workspace.mkdir(parents=True)
+    if _write_new(workspace / CONFIG_NAME, default_config_text()):
+        created.append(CONFIG_NAME)
+    new_store = store.git() is None
+    if new_store:
+        store.git(create=True)
+        created.append(_relative(settings.store_path, workspace))
+    sample_data = new_store and not empty
+    if sample_data:
+        load_samples(store)
+    return {"created": created, "sample_data": sample_data, "workspace": str(workspace)}
