@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TYPE_CHECKING
 
-from harness.text.redact import Redactor
+if TYPE_CHECKING:
+    from harness.text.redact import Redactor
 
 
 class RedactingStderrHandler(logging.Handler):
