@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ledger_support import KNOWN_SECRET, FakeClock, PgAdmin, SqliteAdmin, open_test_store
+from ledger_support import KNOWN_SECRET, FakeClock, PgAdmin, PgLedger, SqliteAdmin, open_test_store
 from pgsupport import PgServer, pg_server  # noqa: F401  (the shared session fixture)
 
 from harness.ledger.commands import migrate
@@ -24,19 +24,6 @@ def redactor() -> Redactor:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
-
-
-@dataclasses.dataclass(frozen=True)
-class PgLedger:
-    """One test's ledger database: the app login's DSN, a superuser DSN to it and the role names."""
-
-    server: PgServer
-    dbname: str
-    dsn: str
-    admin_dsn: str
-    owner_role: str
-    app_role: str
-    login_role: str
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import sqlite3
 import threading
@@ -12,6 +13,8 @@ from typing import Any
 
 import psycopg
 from psycopg import sql as psql
+
+from pgsupport import PgServer
 
 from harness.ledger import migrations
 from harness.ledger.settings import LedgerSettings
@@ -117,3 +120,16 @@ class PgAdmin:
     def query(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
         with self.connect() as conn:
             return conn.execute(query.replace("?", "%s"), params).fetchall()
+
+
+@dataclasses.dataclass(frozen=True)
+class PgLedger:
+    """One test's ledger database: the app login's DSN, a superuser DSN to it and the role names."""
+
+    server: PgServer
+    dbname: str
+    dsn: str
+    admin_dsn: str
+    owner_role: str
+    app_role: str
+    login_role: str

@@ -1,0 +1,255 @@
+"""Tamper evidence (ledger.md §8.3-§8.4, §14): each kind of tampering is reported where it happened, on both backends.
+
+Guards are bypassed as in real tampering: triggers dropped through a raw SQLite connection, or disabled by a
+PostgreSQL superuser, then restored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ledger_support import T0, PgAdmin, SqliteAdmin
+
+from harness.errors import InvalidInput
+from harness.ledger import chain, commands
+from harness.ledger.model import LedgerEvent, LedgerRow, end_event
+from harness.ledger.records import Head
+from harness.ledger.store import Store
+from harness.ledger.verify import HeadsFormatError, heads_document, parse_heads_document, verify
+
+Admin = SqliteAdmin | PgAdmin
+CONV = "conv-t"
+N = 8  # rows in the tampered conversation: 4 calls
+
+
+@pytest.fixture
+def rows(store: Store) -> list[LedgerRow]:
+    """CONV with four finished calls, and a bystander conversation that must stay clean."""
+    for n in range(N // 2):
+        began = store.insert(LedgerEvent(CONV, str(n), f"call-{n}", "search_events", "start", arguments=f'{{"n":{n}}}'))
+        store.insert(end_event(began.row, ended_at=began.row.ts, duration_ms=n, status="ok", result_preview="{}",
+                               result_bytes=2))  # fmt: skip
+    store.insert(LedgerEvent("bystander", "1", "call-1", "search_events", "start"))
+    return store.list_by_conversation(CONV)
+
+
+def _problems(report: dict[str, Any]) -> list[tuple[str, int | None, str]]:
+    return [(p["conversation_id"], p["chain_seq"], p["kind"]) for p in report["problems"]]
+
+
+def _heads_file(store: Store, tmp_path: Path) -> Path:
+    path = tmp_path / "heads.json"
+    commands.head(store, clock=lambda: T0, output=path)
+    return path
+
+
+def _rewrite(admin: Admin, rows: list[LedgerRow], k: int, **changes: Any) -> None:
+    """Change row k and recompute every later hash, as a privileged rewriter would."""
+    statements = []
+    prev = rows[k - 2].row_hash if k > 1 else chain.ZERO_HASH
+    for row in rows[k - 1 :]:
+        values = dataclasses.replace(row, prev_hash=prev, **(changes if row.chain_seq == k else {}))
+        new_hash = chain.hash_values(values.chain_values())
+        assignments = ", ".join(f"{name} = ?" for name in [*changes] if row.chain_seq == k)
+        params = [changes[name] for name in changes] if row.chain_seq == k else []
+        prefix = assignments + ", " if assignments else ""
+        statements.append(
+            (f"UPDATE ledger.tool_invocations SET {prefix}prev_hash = ?, row_hash = ? WHERE id = ?",
+             [*params, prev, new_hash, str(row.id)])  # fmt: skip
+        )
+        prev = new_hash
+    admin.tamper(statements)
+
+
+def test_a_clean_ledger(store: Store, rows: list[LedgerRow]) -> None:
+    report = verify(store)
+    assert report == {
+        "ok": True,
+        "backend": store.backend,
+        "conversations": 2,
+        "rows": N + 1,
+        "tombstones": 0,
+        "heads_checked": 0,
+        "sidecars_checked": 0,
+        "in_flight": 1,
+        "problems": [],
+        "truncated": False,
+    }
+
+
+def test_edit_a_column(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    admin.tamper([("UPDATE ledger.tool_invocations SET arguments = ? WHERE id = ?", ['{"n":9}', str(rows[2].id)])])
+    assert _problems(verify(store)) == [(CONV, 3, "hash_mismatch")]
+
+
+def test_edit_a_link(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    admin.tamper([("UPDATE ledger.tool_invocations SET prev_hash = ? WHERE id = ?", [b"\x07" * 32, str(rows[4].id)])])
+    assert _problems(verify(store)) == [(CONV, 5, "link_mismatch")]
+
+
+def test_delete_a_middle_row(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    admin.tamper([("DELETE FROM ledger.tool_invocations WHERE id = ?", [str(rows[3].id)])])
+    report = verify(store)
+    assert _problems(report) == [(CONV, 4, "gap")] and report["ok"] is False
+
+
+def test_swap_two_chain_positions(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    a, b = rows[2], rows[3]  # chain_seq 3 and 4
+    admin.tamper([
+        ("UPDATE ledger.tool_invocations SET chain_seq = ? WHERE id = ?", [999_999, str(a.id)]),
+        ("UPDATE ledger.tool_invocations SET chain_seq = ?, prev_hash = ? WHERE id = ?", [3, a.prev_hash, str(b.id)]),
+        ("UPDATE ledger.tool_invocations SET chain_seq = ?, prev_hash = ? WHERE id = ?", [4, b.prev_hash, str(a.id)]),
+    ])  # fmt: skip
+    assert _problems(verify(store)) == [(CONV, 3, "hash_mismatch")]
+
+
+def test_truncate_the_tail(store: Store, rows: list[LedgerRow], admin: Admin, tmp_path: Path) -> None:
+    heads = _heads_file(store, tmp_path)
+    admin.tamper([("DELETE FROM ledger.tool_invocations WHERE id = ?", [str(r.id)]) for r in rows[-2:]])
+    assert verify(store)["ok"] is True
+    report = commands.verify_ledger(store, heads_file=heads)
+    assert _problems(report) == [(CONV, N - 1, "head_behind")] and report["heads_checked"] == 2
+
+
+def test_rewrite_and_rechain(store: Store, rows: list[LedgerRow], admin: Admin, tmp_path: Path) -> None:
+    heads = _heads_file(store, tmp_path)
+    _rewrite(admin, rows, 3, arguments='{"n":"rewritten"}')
+    assert verify(store)["ok"] is True
+    assert _problems(commands.verify_ledger(store, heads_file=heads)) == [(CONV, N, "head_mismatch")]
+
+
+def test_an_unknown_redaction_version_is_a_shape_problem(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    _rewrite(admin, rows, 5, redaction_version=99)
+    assert _problems(verify(store)) == [(CONV, 5, "shape")]
+
+
+def test_an_end_with_another_seq_is_a_shape_problem(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    _rewrite(admin, rows, 4, seq=7)
+    assert _problems(verify(store)) == [(CONV, 4, "shape")]
+
+
+def test_a_deleted_conversation_against_heads(store: Store, rows: list[LedgerRow], admin: Admin, tmp_path: Path) -> None:
+    heads = _heads_file(store, tmp_path)
+    admin.delete_conversation(CONV)
+    report = commands.verify_ledger(store, heads_file=heads)
+    assert report["ok"] is True and report["tombstones"] == 1
+    admin.tamper([("DELETE FROM ledger.tombstones WHERE conversation_id = ?", [CONV])])
+    assert _problems(commands.verify_ledger(store, heads_file=heads)) == [(CONV, N, "missing_conversation")]
+
+
+def test_a_tombstone_that_does_not_cover_the_head(store: Store, rows: list[LedgerRow], admin: Admin, tmp_path: Path) -> None:
+    heads = _heads_file(store, tmp_path)
+    admin.delete_conversation(CONV)
+    admin.tamper([("UPDATE ledger.tombstones SET final_row_hash = ? WHERE conversation_id = ?", [b"\x01" * 32, CONV])])
+    assert _problems(commands.verify_ledger(store, heads_file=heads)) == [(CONV, N, "tombstone_mismatch")]
+
+
+def test_orphan_rows(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    """A conversation row deleted without the cascade (foreign keys off, or replica mode) leaves orphans."""
+    if isinstance(admin, SqliteAdmin):
+        with contextlib.closing(admin.connect()) as conn:
+            conn.execute("PRAGMA foreign_keys = OFF")
+            conn.execute("DELETE FROM conversations WHERE id = ?", (CONV,))
+    else:
+        with admin.connect() as conn:
+            conn.execute("SET session_replication_role = replica")
+            conn.execute("DELETE FROM ledger.conversations WHERE id = %s", (CONV,))
+    report = verify(store)
+    assert _problems(report) == [(CONV, 1, "orphan_rows")]
+    assert report["problems"][0]["detail"].startswith(f"{N} rows")
+
+
+def test_conversation_filter(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    admin.tamper([("UPDATE ledger.tool_invocations SET arguments = ? WHERE id = ?", ["{}", str(rows[0].id)])])
+    clean = verify(store, conversation_ids=["bystander"])
+    assert clean["ok"] is True and clean["conversations"] == 1 and clean["rows"] == 1
+    assert _problems(verify(store, conversation_ids=[CONV])) == [(CONV, 1, "hash_mismatch")]
+
+
+def test_sidecars(store: Store, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    body = b'{"big":"' + b"x" * 5000 + b'"}'
+    begun = store.insert(LedgerEvent("conv-s", "1", "call-1", "get_raw_event", "start")).row
+    relative = f"sidecars/c-{hashlib.sha256(b'conv-s').hexdigest()[:32]}/{begun.id}.result"
+    (workspace / relative).parent.mkdir(parents=True)
+    (workspace / relative).write_bytes(body)
+    store.insert(end_event(
+        begun, ended_at=begun.ts, duration_ms=1, status="ok", result_preview=body.decode(), result_bytes=len(body),
+        result_sidecar_path=relative,
+        meta={"sidecar_bytes": len(body), "sidecar_sha256": hashlib.sha256(body).hexdigest()},
+    ))  # fmt: skip
+    report = commands.verify_ledger(store, sidecars=True, workspace=workspace)
+    assert report["ok"] is True and report["sidecars_checked"] == 1
+    assert verify(store)["sidecars_checked"] == 0
+    (workspace / relative).write_bytes(body.replace(b"x", b"y", 1))
+    assert _problems(commands.verify_ledger(store, sidecars=True, workspace=workspace)) == [
+        ("conv-s", 2, "sidecar_mismatch")
+    ]
+    (workspace / relative).unlink()
+    (workspace / relative).symlink_to(tmp_path / "elsewhere")
+    assert _problems(commands.verify_ledger(store, sidecars=True, workspace=workspace))[0][2] == "sidecar_mismatch"
+    (workspace / relative).unlink()
+    assert _problems(commands.verify_ledger(store, sidecars=True, workspace=workspace)) == [
+        ("conv-s", 2, "sidecar_missing")
+    ]
+    with pytest.raises(InvalidInput, match="workspace"):
+        commands.verify_ledger(store, sidecars=True)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_problems_are_sorted_and_capped(store: Store, admin: Admin) -> None:
+    store.insert_many([LedgerEvent(f"c{n:04d}", "1", "k", "search_events", "start", ts=T0) for n in range(1005)])
+    admin.tamper([("UPDATE ledger.tool_invocations SET tool_name = ?", ["tampered"])])
+    report = verify(store)
+    assert report["ok"] is False and report["truncated"] is True
+    assert len(report["problems"]) == 1000
+    assert [p["conversation_id"] for p in report["problems"]] == [f"c{n:04d}" for n in range(1000)]
+
+
+def test_heads_document_round_trip_and_refusals(store: Store, rows: list[LedgerRow]) -> None:
+    document = heads_document(store.heads(), backend=store.backend, exported_at=T0)
+    assert document["format"] == "triage-harness/ledger-heads" and document["version"] == 1
+    assert document["exported_at"] == "2026-01-02T03:04:05.123456Z"
+    assert [h["conversation_id"] for h in document["heads"]] == ["bystander", CONV]
+    canonical = json.dumps(document["heads"], sort_keys=True, separators=(",", ":")).encode()
+    assert document["digest"] == hashlib.sha256(canonical).hexdigest()
+    assert parse_heads_document(json.dumps(document)) == store.heads()
+
+    def altered(**changes: Any) -> str:
+        return json.dumps({**document, **changes})
+
+    forged = [dict(document["heads"][0], chain_seq=99), document["heads"][1]]
+    for bad, match in [
+        (altered(heads=forged), "digest"),
+        (altered(format="other"), "format"),
+        (altered(version=2), "format"),
+        (altered(heads=[{"conversation_id": "x"}]), r"heads\[0\]"),
+        (altered(heads=[document["heads"][0]] * 2), "twice"),
+        ("not json", "JSON"),
+    ]:
+        with pytest.raises(HeadsFormatError, match=match):
+            parse_heads_document(bad)
+
+
+def test_a_bad_heads_file_is_invalid_input(store: Store, tmp_path: Path) -> None:
+    bad = tmp_path / "heads.json"
+    bad.write_text('{"format": "x"}')
+    with pytest.raises(InvalidInput, match="^heads: "):
+        commands.verify_ledger(store, heads_file=bad)
+    with pytest.raises(InvalidInput, match="cannot open"):
+        commands.verify_ledger(store, heads_file=tmp_path / "missing.json")
+    assert verify(store, heads=[Head("nobody", 1, b"\x00" * 32)])["problems"][0]["kind"] == "missing_conversation"
+
+
+def test_heads_against_a_live_conversation(store: Store, rows: list[LedgerRow]) -> None:
+    report = verify(store, heads=[Head(CONV, N + 3, rows[-1].row_hash)])
+    assert _problems(report) == [(CONV, N + 1, "head_behind")]
+    assert verify(store, heads=[Head(CONV, N, rows[-1].row_hash)])["ok"] is True
+    mismatch = verify(store, heads=[Head(CONV, 2, rows[-1].row_hash)])
+    assert _problems(mismatch) == [(CONV, 2, "head_mismatch")]
