@@ -28,6 +28,7 @@ BASELINE_FIELDS = (
     "actor_roles",
     "relationships",
 )
+_TOP = ""
 PROFILE_FIELDS = ("known_ips", "known_geos", "last_seen")
 RELATIONSHIP_FIELDS = ("count", "first_seen", "last_seen")
 
@@ -38,16 +39,19 @@ def _path(parent: str, key: str) -> str:
 
 def _fields(path: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
     """An object whose field names go through normalize_key; unknown fields are refused."""
+
+    def refuse(problem: str) -> RecordError:
+        return RecordError(problem) if path == _TOP else field_error(path, problem)
+
     if not isinstance(value, dict):
-        raise field_error(path, f"expected an object, got {json_type(value)}")
+        raise refuse(f"expected an object, got {json_type(value)}")
     try:
         fields = normalize_record_keys(value)
     except KeyCollisionError as exc:
-        raise field_error(path, str(exc)) from exc
+        raise refuse(str(exc)) from exc
     for name in fields:
         if name not in allowed:
-            problem = f"unknown field {echo(name)} (allowed: {', '.join(allowed)})"
-            raise RecordError(problem) if path == "baseline" else field_error(path, problem)
+            raise refuse(f"unknown field {echo(name)} (allowed: {', '.join(allowed)})")
     return fields
 
 
@@ -130,7 +134,7 @@ def decode_baseline(obj: Any) -> dict[str, Any]:
     """Validate a baseline object (§6.3) and return its stored form, every collection present and sorted."""
     if not isinstance(obj, dict):
         raise RecordError(f"a baseline must be a JSON object, got {json_type(obj)}")
-    fields = _fields("baseline", obj, BASELINE_FIELDS)
+    fields = _fields(_TOP, obj, BASELINE_FIELDS)
     version = fields.get("schema_version", SCHEMA_VERSION)
     if isinstance(version, bool) or version != SCHEMA_VERSION:
         raise field_error("schema_version", f"must be {SCHEMA_VERSION}")

@@ -120,7 +120,10 @@ class _Records:
         try:
             first = loads_strict(line)
         except StrictJSONError:
-            document = _parse(source.rest(head, MAX_DOCUMENT_BYTES), source.name)
+            data = source.rest(head, MAX_DOCUMENT_BYTES)
+            if sum(1 for part in data.split(b"\n") if part.strip(_JSON_WS)) == 1:
+                _parse(line, f"{source.name}:{number}")  # one line: it is JSON Lines, and this line is bad
+            document = _parse(data, source.name)
             records = _wrapped(document, self.stream)
             if records is None:
                 raise InvalidInput(
