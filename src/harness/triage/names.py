@@ -1,38 +1,40 @@
-"""The shared name patterns of triage.md §2: packages, commits, versions, rule ids, files, dates."""
+"""The shared name patterns of triage.md §2: rule ids, evidence files, dates, plus the AUR-level ones.
+
+Package, commit, version and scriptlet patterns live in harness.aur.names (the AUR client needs them
+and `aur` never imports `triage`); they are re-exported here for the triage modules.
+"""
 
 from __future__ import annotations
 
 import datetime
 import re
 
-MAX_VERSION_CHARS = 64
+from harness.aur.names import MAX_VERSION_CHARS, is_commit, is_package_name, is_scriptlet_name, is_version
+
+__all__ = [
+    "FATAL_BASE_IDS",
+    "MAX_EVIDENCE_FILE_CHARS",
+    "MAX_VERSION_CHARS",
+    "base_rule_id",
+    "is_commit",
+    "is_date",
+    "is_evidence_file",
+    "is_fatal",
+    "is_package_name",
+    "is_rule_id",
+    "is_scriptlet_name",
+    "is_timestamp",
+    "is_version",
+]
+
 MAX_EVIDENCE_FILE_CHARS = 255
 
-_PACKAGE = re.compile(r"[a-z0-9@_+][a-z0-9@._+-]{0,126}")
-_COMMIT = re.compile(r"[0-9a-f]{7,40}")
-_VERSION = re.compile(r"(?:[0-9]{1,10}:)?[A-Za-z0-9._+~]{1,48}-[0-9]{1,8}(?:\.[0-9]{1,4})?")
 _RULE_ID = re.compile(r"[A-Z][0-9]{3}[a-z]?|SOURCE_BUCKET|NOVELTY|COVERAGE")
-_SCRIPTLET = re.compile(r"[A-Za-z0-9@_+][A-Za-z0-9@._+-]{0,254}")
 _EVIDENCE_FILE = re.compile(r"[A-Za-z0-9@._+-]+(?:/[A-Za-z0-9@._+-]+)*")
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 _TIME = re.compile(r"T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
 
 FATAL_BASE_IDS = frozenset({"R012", "R013"})
-
-
-def is_package_name(value: str) -> bool:
-    """A package name that can also form a git branch (no `..`)."""
-    return _PACKAGE.fullmatch(value) is not None and ".." not in value
-
-
-def is_commit(value: str) -> bool:
-    """An AUR git commit id, abbreviated or full (7 to 40 lowercase hex)."""
-    return _COMMIT.fullmatch(value) is not None
-
-
-def is_version(value: str) -> bool:
-    """A pacman version `[epoch:]pkgver-pkgrel[.n]` of at most 64 characters."""
-    return len(value) <= MAX_VERSION_CHARS and _VERSION.fullmatch(value) is not None
 
 
 def is_rule_id(value: str) -> bool:
@@ -48,11 +50,6 @@ def base_rule_id(rule_id: str) -> str:
 def is_fatal(rule_id: str) -> bool:
     """Whether the rule's base id is FATAL (never suppressible)."""
     return base_rule_id(rule_id) in FATAL_BASE_IDS
-
-
-def is_scriptlet_name(value: str) -> bool:
-    """A file name at the root of an AUR tree (AUR trees have no subdirectories)."""
-    return _SCRIPTLET.fullmatch(value) is not None
 
 
 def is_evidence_file(value: str) -> bool:
