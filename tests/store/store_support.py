@@ -30,6 +30,14 @@ def git(git_dir: Path, *args: str, stdin: bytes | None = None, env: dict[str, st
     )
     return done.stdout.decode()
 
+# The four lines of investigate.md §11's `ev.jsonl`.
+EV_LINES = [
+    '{"ID":"evt-1","Source":"azure","EventType":"container_restart","Actor":"deploy-svc","Timestamp":"2026-04-10T02:05:00Z","Action":"restart","Target":"web-01","Metadata":{"maintenance_window":true,"window_id":"mw-7"}}',
+    '{"id":"evt-2","source":"azure","event-type":"container_restart","actor":"deploy-svc","timestamp":"2026-04-10T04:10:00+02:00","action":"restart","target":"web-02","metadata":{"maintenance_window":true}}',
+    '{"-id":"evt-3","-source":"github","-type":"push","-actor":"baron","-timestamp":"2026-04-10T09:00:00Z","payload":{"ref":"main"}}',
+    '{"Id":"evt-4","source":"azure","type":"login","actor":"baron","timestamp":"2026-04-09T12:00:00.250Z","payload":{"ip":"203.0.113.5","geo":"US"}}',
+]
+
 
 def event(record_id: str, **fields: Any) -> dict[str, Any]:
     """A small valid event."""

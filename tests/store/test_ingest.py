@@ -8,18 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_support import check_invariants, stream_ids
+from store_support import EV_LINES, check_invariants, stream_ids
 
 from harness.errors import InvalidInput
 from harness.store import RecordFilter, Store, ingest_files
 from harness.store import ingest as ingest_module
 
-EV_LINES = [
-    '{"ID":"evt-1","Source":"azure","EventType":"container_restart","Actor":"deploy-svc","Timestamp":"2026-04-10T02:05:00Z","Action":"restart","Target":"web-01","Metadata":{"maintenance_window":true,"window_id":"mw-7"}}',
-    '{"id":"evt-2","source":"azure","event-type":"container_restart","actor":"deploy-svc","timestamp":"2026-04-10T04:10:00+02:00","action":"restart","target":"web-02","metadata":{"maintenance_window":true}}',
-    '{"-id":"evt-3","-source":"github","-type":"push","-actor":"baron","-timestamp":"2026-04-10T09:00:00Z","payload":{"ref":"main"}}',
-    '{"Id":"evt-4","source":"azure","type":"login","actor":"baron","timestamp":"2026-04-09T12:00:00.250Z","payload":{"ip":"203.0.113.5","geo":"US"}}',
-]
 
 
 @pytest.fixture
