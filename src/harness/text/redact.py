@@ -11,6 +11,8 @@ from typing import Any, NamedTuple
 
 from harness.text import canonjson
 from harness.text.casefold import normalize_key
+from harness.text.redact_detectors import KEY_STOP_SUFFIXES, QVAL_SOURCES, STOP_WORDS, VAL_CLASS
+from harness.text.redact_engine import ENGINE
 from harness.text.redact_known import (
     EXCLUDED_SUFFIXES,
     KNOWN_SECRET_ID,
@@ -45,7 +47,7 @@ __all__ = [
     "is_credential_key",
 ]
 
-RULESET_VERSION = 0
+RULESET_VERSION = 1
 
 CREDENTIAL_KEY_ID = "credential_key"
 CREDENTIAL_PLACEHOLDER = PLACEHOLDER_FORMAT.format(rule_id=CREDENTIAL_KEY_ID)
@@ -82,7 +84,17 @@ def describe_ruleset() -> dict[str, Any]:
             "forms": ["raw", "json", "json_ascii", "percent", "percent_path", "percent_plus"],
         },
         "tree_rules": [{"id": CREDENTIAL_KEY_ID, "keys": list(_CREDENTIAL_KEYS), "compare": "normalize_key, no _"}],
-        "rules": [],
+        "terminators": {
+            "val": VAL_CLASS.decode("latin-1"),
+            "qval": {quote.decode(): source.decode("latin-1") for quote, source in QVAL_SOURCES.items()},
+        },
+        "stop_lists": {
+            "value_words": [word.decode() for word in STOP_WORDS],
+            "value_shapes": ["empty", "[REDACTED:", "only *", "only x/X", "$letter", "${", "{{", "%letter",
+                             "digits after token", "/ or ~ after pwd"],
+            "key_suffixes": [suffix.decode() for suffix in KEY_STOP_SUFFIXES],
+        },
+        "rules": ENGINE.describe(),
     }
 
 
@@ -182,7 +194,7 @@ class Redactor:
 
     def _fixpoint(self, buf: bytes, hits: list[str]) -> bytes:
         for _ in range(_MAX_PASSES):
-            spans = usable(buf, self._known.spans(buf))
+            spans = usable(buf, self._known.spans(buf) + ENGINE.spans(buf, buf.lower()))
             if not spans:
                 break
             merged = merge(spans)

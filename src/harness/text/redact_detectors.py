@@ -1,0 +1,702 @@
+"""Detectors: how one catalogue rule turns the literal hits of the gate pass into spans (ledger.md §6.5).
+
+Every detector is anchored on one literal. At each hit it applies its left check first, then matches
+the rest of its pattern there; on failure the next hit is tried, on success scanning resumes after
+the span. Values ending at the end of input count even when shorter than their minimum.
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness.text.redact_pattern import Run, Seq, byte_set, describe_seq, ends_inside, seq_max_len, seq_source
+from harness.text.redact_spans import Span
+from harness.text.redact_text import PLACEHOLDER_PREFIX
+
+WHITESPACE = b" \t\n\r\x0b\x0c"
+
+# VAL: what a bare value may hold; it ends at whitespace, a quote, a backtick, &, comma, semicolon or \.
+VAL_CLASS = rb"^\s\"'`&,;\\"
+VAL = Run(VAL_CLASS, 1, 4096)
+# QVAL after a kept opening quote: `"` runs to the next unescaped `"`, `\"` (JSON in JSON) to the next `\`,
+# `'` to the next `'`.
+QVAL_SOURCES = {
+    b'"': rb'(?:[^"\\]|\\[\x00-\xff]){0,8192}+',
+    b'\\"': rb"[^\\]{0,8192}+",
+    b"\\'": rb"[^\\]{0,8192}+",
+    b"'": rb"[^']{0,8192}+",
+}
+_QVAL = {quote: re.compile(source) for quote, source in QVAL_SOURCES.items()}
+
+STOP_WORDS = (b"null", b"none", b"nil", b"true", b"false", b"undefined")
+KEY_STOP_SUFFIXES = (
+    b"type", b"url", b"uri", b"endpoint", b"count", b"len", b"length", b"limit", b"file", b"path", b"dir",
+    b"name", b"id", b"format", b"policy", b"expiry", b"expires_in", b"ttl", b"usage", b"hint", b"field", b"izer",
+)
+_ALL_DIGITS = re.compile(rb"[0-9]+")
+_LETTERS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+class RuleRef(Protocol):
+    """What a detector needs to know about its rule."""
+
+    number: int
+    rule_id: str
+    rank: int
+
+
+class Detector(Protocol):
+    """Finds spans for one rule at the hits of one literal."""
+
+    literal: bytes
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """Every regex used: first the literal-first pattern matched at hits, then continuations."""
+        ...
+
+    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+def key_stopped(suffix: bytes) -> bool:
+    """Key stop-list: the key's suffix after the keyword names metadata (`token_type`, `password_file`)."""
+    return suffix.lower().endswith(KEY_STOP_SUFFIXES)
+
+
+def value_stopped_early(text: bytes, start: int, keyword: bytes) -> bool:
+    """The value stop-list checks decided by the value's first bytes (references, placeholders, pwd paths)."""
+    head = text[start : start + 2]
+    if not head or text.startswith(PLACEHOLDER_PREFIX, start):
+        return True
+    if head in (b"${", b"{{"):
+        return True
+    if len(head) == 2 and head[0] in b"$%" and head[1] in _LETTERS:
+        return True
+    return keyword.lower() == b"pwd" and head[0] in b"/~"
+
+
+def value_stopped(value: bytes, keyword: bytes) -> bool:
+    """Value stop-list on a whole value: empty, a placeholder word, masks, references, counts, paths."""
+    if not value or value_stopped_early(value, 0, keyword):
+        return True
+    if value.lower() in STOP_WORDS:
+        return True
+    if not value.strip(b"*") or not value.strip(b"xX"):
+        return True
+    return keyword.lower().endswith(b"token") and _ALL_DIGITS.fullmatch(value) is not None
+
+
+def trim_block(buf: bytes, start: int, end: int) -> tuple[int, int]:
+    """Block bodies keep their surrounding line breaks (real or JSON-escaped) outside the placeholder."""
+    while start < end:
+        if buf[start] in WHITESPACE:
+            start += 1
+        elif buf[start : start + 2] in (b"\\n", b"\\r"):
+            start += 2
+        else:
+            break
+    while end > start:
+        if buf[end - 1] in WHITESPACE:
+            end -= 1
+        elif end - 2 >= start and buf[end - 2 : end] in (b"\\n", b"\\r"):
+            end -= 2
+        else:
+            break
+    return start, end
+
+
+@dataclass(frozen=True)
+class Check:
+    """A post-filter in code that is part of a rule: `test(original, start, end, at_end_of_input)`."""
+
+    name: str
+    test: Callable[[bytes, int, int, bool], bool]
+
+
+@dataclass(frozen=True)
+class Left:
+    """Left check: the byte before a hit must not be in `reject` / must be in `accept`; start of input passes."""
+
+    reject: bytes | None = None
+    accept: bytes | None = None
+    _reject: frozenset[int] = field(init=False, repr=False, compare=False)
+    _accept: frozenset[int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_reject", byte_set(self.reject) if self.reject else frozenset())
+        object.__setattr__(self, "_accept", byte_set(self.accept) if self.accept else frozenset())
+
+    def ok(self, text: bytes, pos: int) -> bool:
+        """Whether a hit at `pos` may start a match."""
+        if pos == 0:
+            return True
+        before = text[pos - 1]
+        if before in self._reject:
+            return False
+        return not self._accept or before in self._accept
+
+    def describe(self) -> dict[str, str]:
+        """Canonical form for the fingerprint."""
+        out = {}
+        if self.reject:
+            out["reject"] = self.reject.decode("latin-1")
+        if self.accept:
+            out["accept"] = self.accept.decode("latin-1")
+        return out
+
+
+NO_LEFT = Left()
+
+
+# --- values -----------------------------------------------------------------------------------------
+
+
+class Value(Protocol):
+    """Where the replaced value of a context rule starts and ends, given its start and kept quote."""
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]: ...
+
+    def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Segs:
+    """A run-shaped value; `follow` lists bytes one of which must come next unless input ends."""
+
+    items: Seq
+    partial_from: int = 0
+    follow: bytes | None = None
+    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _max: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_re", re.compile(seq_source(self.items)))
+        object.__setattr__(self, "_max", seq_max_len(self.items))
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The value run."""
+        return (self._re,)
+
+    def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None:
+        """The value run at `start`, or the rest of the input when input ends inside it."""
+        match = self._re.match(text, start)
+        if match is not None:
+            stop = match.end()
+            if self.follow is None or stop == len(text) or text[stop] in self.follow:
+                return start, stop
+            return None
+        if len(text) - start <= self._max and ends_inside(text, start, self.items, self.partial_from):
+            return start, len(text)
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        out: dict[str, Any] = {"run": describe_seq(self.items)}
+        if self.partial_from:
+            out["partial_from"] = self.partial_from
+        if self.follow is not None:
+            out["follow"] = self.follow.decode("latin-1")
+        return out
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """QVAL after a kept opening quote, else the `bare` value (none: a quote is required)."""
+
+    bare: Segs | None
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The QVAL runs and the bare value's."""
+        return (*_QVAL.values(), *(self.bare.patterns if self.bare else ()))
+
+    def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None:
+        """QVAL bounds by quote kind, or the bare value's."""
+        if quote:
+            stop = _QVAL[quote].match(text, start).end()  # type: ignore[union-attr]
+            return (start, stop) if stop > start else None
+        if self.bare is None:
+            return None
+        return self.bare.bounds(text, start, quote)
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {"qval": {k.decode(): v.decode("latin-1") for k, v in QVAL_SOURCES.items()},
+                "bare": self.bare.describe() if self.bare else None}
+
+
+_DSN_BARE = re.compile(rb"[^;&\"'\r\n\\]{1,1024}+")
+_DSN_QUOTED = re.compile(rb"(?:[^'\\]|\\[\x00-\xff]){1,1024}+")
+
+
+@dataclass(frozen=True)
+class DsnValue:
+    """A connection-string value: to `;`, `&`, a quote, a newline, `\\` or end; a libpq `'…'` to its quote."""
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The bare and libpq-quoted runs."""
+        return (_DSN_BARE, _DSN_QUOTED)
+
+    def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None:
+        """The value inside libpq quotes, else the bare run."""
+        if text[start : start + 1] == b"'":
+            match = _DSN_QUOTED.match(text, start + 1)
+            return (start + 1, match.end()) if match else None
+        match = _DSN_BARE.match(text, start)
+        return (start, match.end()) if match else None
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {"bare": _DSN_BARE.pattern.decode("latin-1"), "libpq": _DSN_QUOTED.pattern.decode("latin-1")}
+
+
+@dataclass(frozen=True)
+class Body:
+    """A block body given as one possessive repeat; surrounding line breaks stay outside the placeholder."""
+
+    source: bytes
+    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_re", re.compile(self.source))
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The body repeat."""
+        return (self._re,)
+
+    def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None:
+        """The trimmed body run."""
+        match = self._re.match(text, start)
+        if match is None:
+            return None
+        vstart, vend = trim_block(text, start, match.end())
+        return (vstart, vend) if vend > vstart else None
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {"body": self.source.decode("latin-1")}
+
+
+# --- detectors ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Token:
+    """Whole-token match on the original bytes: `literal` then `items`; optional left and right checks."""
+
+    literal: bytes
+    items: Seq
+    left: Left = NO_LEFT
+    right_reject: bytes | None = None
+    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _max: int = field(init=False, repr=False, compare=False)
+    _right: frozenset[int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + seq_source(self.items)))
+        object.__setattr__(self, "_max", len(self.literal) + seq_max_len(self.items))
+        object.__setattr__(self, "_right", byte_set(self.right_reject) if self.right_reject else frozenset())
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The reference pattern."""
+        return (self._re,)
+
+    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+        """Append a span for every token found at a hit."""
+        end = len(buf)
+        resume = 0
+        for pos in hits:
+            if pos < resume or not self.left.ok(buf, pos):
+                continue
+            match = self._re.match(buf, pos)
+            if match is not None:
+                stop = match.end()
+                if stop < end and buf[stop] in self._right:
+                    continue
+            elif (
+                end - pos <= self._max
+                and buf.startswith(self.literal, pos)
+                and ends_inside(buf, pos + len(self.literal), self.items)
+            ):
+                stop = end
+            else:
+                continue
+            out.append(Span(pos, stop, rule.rank, rule.number, rule.rule_id))
+            resume = stop
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        out: dict[str, Any] = {"kind": "token", "pattern": self._re.pattern.decode("latin-1"), "left": self.left.describe()}
+        if self.right_reject:
+            out["right_reject"] = self.right_reject.decode("latin-1")
+        return out
+
+
+@dataclass(frozen=True)
+class KeyValue:
+    """A kept key (literal first) and a replaced value, on the lowered copy unless `original`.
+
+    The key pattern may name groups: `q` (the kept opening quote), `kw` (the keyword), `sfx` (the
+    key's suffix after the keyword, for the key stop-list).
+    """
+
+    literal: bytes
+    key: bytes
+    value: Value
+    left: Left = NO_LEFT
+    original: bool = False
+    stops: bool = False
+    check: Check | None = None
+    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + self.key))
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The key pattern, then the value's."""
+        return (self._re, *self.value.patterns)
+
+    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+        """Append a value span for every key found at a hit."""
+        text = buf if self.original else lo
+        groups = self._re.groupindex
+        end = len(text)
+        resume = 0
+        for pos in hits:
+            if pos < resume or not self.left.ok(text, pos):
+                continue
+            match = self._re.match(text, pos)
+            if match is None:
+                continue
+            start = match.end()
+            quote = match.group("q") if "q" in groups else b""
+            keyword = match.group("kw") if "kw" in groups else self.literal
+            if self.stops:
+                if "sfx" in groups and key_stopped(match.group("sfx")):
+                    continue
+                if value_stopped_early(text, start, keyword):
+                    continue
+            bounds = self.value.bounds(text, start, quote)
+            if bounds is None:
+                continue
+            vstart, vend = bounds
+            if self.stops and value_stopped(text[vstart:vend], keyword):
+                continue
+            if self.check is not None and not self.check.test(buf, vstart, vend, vend == end):
+                continue
+            out.append(Span(vstart, vend, rule.rank, rule.number, rule.rule_id))
+            resume = vend
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {
+            "kind": "key_value",
+            "on": "original" if self.original else "lowered",
+            "key": self._re.pattern.decode("latin-1"),
+            "value": self.value.describe(),
+            "left": self.left.describe(),
+            "stop_lists": self.stops,
+            "check": self.check.name if self.check else None,
+        }
+
+
+@dataclass(frozen=True)
+class Block:
+    """A kept header, then a body up to `end_literal` (found with bytes.find) or end of input."""
+
+    literal: bytes
+    header: bytes
+    end_literal: bytes
+    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + self.header))
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The header pattern (the end line is found with bytes.find)."""
+        return (self._re,)
+
+    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+        """Append the body span of every block found at a hit."""
+        resume = 0
+        for pos in hits:
+            if pos < resume:
+                continue
+            match = self._re.match(buf, pos)
+            if match is None:
+                continue
+            stop = buf.find(self.end_literal, match.end())
+            if stop < 0:
+                stop = len(buf)
+            start, end = trim_block(buf, match.end(), stop)
+            if end > start:
+                out.append(Span(start, end, rule.rank, rule.number, rule.rule_id))
+            resume = stop
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {"kind": "block", "header": self._re.pattern.decode("latin-1"), "end": self.end_literal.decode()}
+
+
+_PUTTY_HEADER = re.compile(rb"PuTTY-User-Key-File-[23]:")
+_LINE_ENDS = (b"\n", b"\r", b"\\n", b"\\r")
+
+
+def line_end(buf: bytes, pos: int) -> int:
+    """The end of the line holding `pos`: the first real or JSON-escaped line break, else end of input."""
+    stops = [index for index in (buf.find(mark, pos) for mark in _LINE_ENDS) if index >= 0]
+    return min(stops) if stops else len(buf)
+
+
+@dataclass(frozen=True)
+class PuttyBlock:
+    """PuTTY key files: after `Private-Lines:`, everything through the end of the `Private-MAC:` line."""
+
+    literal: bytes = b"Private-Lines:"
+    mac: bytes = b"Private-MAC:"
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The header gate (the private part is found with bytes.find)."""
+        return (_PUTTY_HEADER,)
+
+    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+        """Append the private part of each key file in a text that carries a PuTTY header."""
+        if _PUTTY_HEADER.search(buf) is None:
+            return
+        resume = 0
+        for pos in hits:
+            if pos < resume or not buf.startswith(self.literal, pos):
+                continue
+            body = pos + len(self.literal)
+            mac = buf.find(self.mac, body)
+            stop = len(buf) if mac < 0 else line_end(buf, mac)
+            start, end = trim_block(buf, body, stop)
+            if end > start:
+                out.append(Span(start, end, rule.rank, rule.number, rule.rule_id))
+            resume = stop
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {"kind": "putty", "gate": _PUTTY_HEADER.pattern.decode(), "start": self.literal.decode(),
+                "through_line": self.mac.decode()}
+
+
+@dataclass(frozen=True)
+class Anchored:
+    """A mid-token anchor found by literal search; `before` (fixed width) is checked in code."""
+
+    literal: bytes
+    items: Seq
+    before: bytes
+    before_width: int
+    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _before: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _max: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + seq_source(self.items)))
+        object.__setattr__(self, "_before", re.compile(self.before))
+        object.__setattr__(self, "_max", len(self.literal) + seq_max_len(self.items))
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The anchor pattern, then the fixed-width check before it."""
+        return (self._re, self._before)
+
+    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+        """Append the whole token around every anchor whose surroundings fit."""
+        end = len(buf)
+        resume = 0
+        for pos in hits:
+            start = pos - self.before_width
+            if start < resume or not self._before.fullmatch(buf, start, pos):
+                continue
+            match = self._re.match(buf, pos)
+            if match is not None:
+                stop = match.end()
+            elif end - pos <= self._max and buf.startswith(self.literal, pos) and ends_inside(
+                buf, pos + len(self.literal), self.items
+            ):
+                stop = end
+            else:
+                continue
+            out.append(Span(start, stop, rule.rank, rule.number, rule.rule_id))
+            resume = stop
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {"kind": "anchored", "before": self.before.decode(), "anchor": self._re.pattern.decode("latin-1")}
+
+
+@dataclass(frozen=True)
+class BotToken:
+    """Telegram: anchor `:A`; the 8-10 digits before it (not preceded by a digit) and `:` are kept."""
+
+    literal: bytes = b":A"
+    items: Seq = (Run(b"A-Za-z0-9_-", 34, 34),)
+    digits: tuple[int, int] = (8, 10)
+    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + seq_source(self.items)))
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The anchor pattern (the digits before it are counted in code)."""
+        return (self._re,)
+
+    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+        """Append the part after `:` of every bot token."""
+        pattern = self._re
+        end = len(buf)
+        for pos in hits:
+            first = pos
+            while first > 0 and first > pos - self.digits[1] - 1 and 0x30 <= buf[first - 1] <= 0x39:
+                first -= 1
+            count = pos - first
+            if not self.digits[0] <= count <= self.digits[1] or (first > 0 and 0x30 <= buf[first - 1] <= 0x39):
+                continue
+            match = pattern.match(buf, pos)
+            if match is not None:
+                stop = match.end()
+            elif buf.startswith(self.literal, pos) and ends_inside(buf, pos + len(self.literal), self.items):
+                stop = end
+            else:
+                continue
+            out.append(Span(pos + 1, stop, rule.rank, rule.number, rule.rule_id))
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {"kind": "bot_token", "anchor": self.literal.decode(), "after": describe_seq(self.items),
+                "digits_before": list(self.digits)}
+
+
+_PEM_HEADER_WORDS = (b"PRIVATE KEY", b"SECRET KEY")
+
+
+@dataclass(frozen=True)
+class Base64Pem:
+    """A base64-encoded PEM private key: its first 96 characters decode to a private or secret key header."""
+
+    literal: bytes = b"LS0tLS1CRUdJTi"
+    run: Run = Run(b"A-Za-z0-9+/=", 16, 65536)
+    checked: int = 96
+    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _body: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + seq_source((self.run,))))
+        object.__setattr__(self, "_body", re.compile(b"[" + self.run.cls + b"]{0,%d}+" % self.run.hi))
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The reference pattern, then the run the scan shares between hits inside one run."""
+        return (self._re, self._body)
+
+    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+        """Append every encoded private key."""
+        pattern = self._body
+        end = len(buf)
+        resume = 0
+        for pos in hits:
+            if pos < resume or not buf.startswith(self.literal, pos):
+                continue
+            body = pos + len(self.literal)
+            stop = pattern.match(buf, body).end()  # type: ignore[union-attr]
+            at_end = stop == end and stop > body
+            if not at_end and (stop - body < self.run.lo or not self._is_private(buf[pos : pos + self.checked])):
+                continue
+            out.append(Span(pos, stop, rule.rank, rule.number, rule.rule_id))
+            resume = stop
+
+    @staticmethod
+    def _is_private(head: bytes) -> bool:
+        head = head[: len(head) // 4 * 4]
+        try:
+            decoded = binascii.a2b_base64(head)
+        except binascii.Error:
+            return True
+        return any(word in decoded for word in _PEM_HEADER_WORDS)
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {"kind": "base64_pem", "pattern": self._re.pattern.decode(),
+                "check": f"first {self.checked} decode to one of {[w.decode() for w in _PEM_HEADER_WORDS]} or run at end"}
+
+
+_MYSQL_VALUE = re.compile(rb" -p[^\s\"'\\]{1,256}+")
+
+
+@dataclass(frozen=True)
+class MysqlFlag:
+    """A password glued to ` -p` within 200 bytes after a mysql/mariadb command on the same line."""
+
+    literal: bytes
+    window: int = 200
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The flag and its glued value."""
+        return (_MYSQL_VALUE,)
+
+    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+        """Append the glued value of every ` -p` flag in each command's window."""
+        resume = 0
+        for pos in hits:
+            start = max(pos + len(self.literal), resume)
+            limit = min(pos + len(self.literal) + self.window, line_end(buf, pos))
+            flag = buf.find(b" -p", start, limit)
+            while flag >= 0:
+                match = _MYSQL_VALUE.match(buf, flag)
+                if match is not None:
+                    out.append(Span(flag + 3, match.end(), rule.rank, rule.number, rule.rule_id))
+                    resume = match.end()
+                flag = buf.find(b" -p", flag + 3, limit)
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {"kind": "mysql", "command": self.literal.decode(), "window": self.window,
+                "value": _MYSQL_VALUE.pattern.decode("latin-1")}
+
+
+_MANIFEST_LINE = re.compile(rb"\n[ \t]{1,64}+[a-z0-9_.-]{1,253}+:[ \t]{1,8}+([a-z0-9+/]{8,8192}+={0,2}+)[ \t]{0,64}+")
+
+
+@dataclass(frozen=True)
+class SecretManifest:
+    """In a Kubernetes Secret manifest, the value of every indented `key: <base64>` line."""
+
+    literal: bytes = b"kind: secret"
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+        """The indented base64 line."""
+        return (_MANIFEST_LINE,)
+
+    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+        """Append the value of every indented base64 line of the text."""
+        end = len(lo)
+        for match in _MANIFEST_LINE.finditer(lo):
+            stop = match.end()
+            if stop == end or lo[stop] in b"\r\n":
+                out.append(Span(match.start(1), match.end(1), rule.rank, rule.number, rule.rule_id))
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical form for the fingerprint."""
+        return {"kind": "manifest", "gate": self.literal.decode(), "line": _MANIFEST_LINE.pattern.decode("latin-1")}
