@@ -35,7 +35,7 @@ class _PgTemplate:
 
 
 @pytest.fixture(scope="session")
-def pg_ledger_template(pg_server: PgServer) -> _PgTemplate:  # noqa: F811
+def pg_ledger_template(pg_server: PgServer, redactor: Redactor) -> _PgTemplate:  # noqa: F811
     """A migrated template database (owner/app roles, an app login); each test clones it."""
     owner = pg_server.reserve_role_name("harness_ledger_owner_t")
     app = pg_server.reserve_role_name("harness_ledger_app_t")
@@ -45,6 +45,7 @@ def pg_ledger_template(pg_server: PgServer) -> _PgTemplate:  # noqa: F811
         pg_server.dsn_for(dbname, login),
         clock=FakeClock(),
         settings=LedgerSettings(),
+        redactor=redactor,
         admin_dsn=pg_server.dsn_for(dbname),
         owner_role=owner,
         app_role=app,

@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.errors import InvalidInput, NotFound
 from harness.ledger import ids, migrations, sqlite
-from harness.ledger.model import format_ts
+from harness.ledger.model import LedgerRedactor, format_ts
 from harness.ledger.postgres import DEFAULT_APP_ROLE, DEFAULT_OWNER_ROLE, migrate_postgres
 from harness.ledger.records import Call, CallFilter, Clock, ConversationSummary
 from harness.ledger.settings import LedgerSettings, is_postgres_target
@@ -312,6 +312,7 @@ def migrate(
     *,
     clock: Clock,
     settings: LedgerSettings,
+    redactor: LedgerRedactor,
     admin_dsn: str | None = None,
     owner_role: str = DEFAULT_OWNER_ROLE,
     app_role: str = DEFAULT_APP_ROLE,
@@ -329,6 +330,7 @@ def migrate(
                 app_role=app_role,
                 grant_app_to=grant_app_to,
                 dry_run=dry_run,
+                redact=redactor.redact,
             )
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc

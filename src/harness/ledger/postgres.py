@@ -338,19 +338,26 @@ def migrate_postgres(
     app_role: str = DEFAULT_APP_ROLE,
     grant_app_to: Sequence[str] = (),
     dry_run: bool = False,
+    redact: Callable[[str], str],
 ) -> MigrationReport:
-    """Apply the missing migrations under pg_advisory_lock; with `admin_dsn`, also create roles and own as the owner."""
+    """Apply the missing migrations under pg_advisory_lock; with `admin_dsn`, also create roles and own as the owner.
+
+    Driver errors become LedgerUnavailable with their text passed through `redact`.
+    """
     owner, app = _check_role_name(owner_role), _check_role_name(app_role)
     logins = [_check_role_name(name) for name in grant_app_to]
-    with psycopg.connect(admin_dsn or dsn, **connection_kwargs(settings)) as conn:
-        cur = conn.cursor()
-        cur.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
-        try:
-            return _migrate_locked(cur, owner, app, logins, admin=admin_dsn is not None, dry_run=dry_run)
-        finally:
-            if not conn.broken:
-                cur.execute("RESET ROLE")
-                cur.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+    try:
+        with psycopg.connect(admin_dsn or dsn, **connection_kwargs(settings)) as conn:
+            cur = conn.cursor()
+            cur.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+            try:
+                return _migrate_locked(cur, owner, app, logins, admin=admin_dsn is not None, dry_run=dry_run)
+            finally:
+                if not conn.broken:
+                    cur.execute("RESET ROLE")
+                    cur.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+    except psycopg.Error as exc:
+        raise LedgerUnavailable(f"PostgreSQL ledger migration failed: {_describe(exc, redact)}") from exc
 
 
 def _migrate_locked(
