@@ -493,3 +493,39 @@ EXTRA_SHAPES: tuple[tuple[int, Callable[[random.Random], str], str], ...] = (
     (59, prefixed("ATATT3", B64URL + "=", 180), "token {s} here"),
     (60, lambda rng: rand(rng, HEX, 32) + "-us12", "mailchimp {s} here"),
 )
+
+
+def benign_corpus(seed: int = 0) -> list[str]:
+    """Secret-free text of the kinds the harness logs: ls, git log, pip, UUIDs, SHAs, base64, JSON, prose."""
+    rng = random.Random(f"benign:{seed}")
+    sha = lambda: rand(rng, HEX, 40)  # noqa: E731 - a local shorthand
+    uuid = lambda: "-".join(rand(rng, HEX, n) for n in (8, 4, 4, 4, 12))  # noqa: E731
+    pieces = [
+        "total 48\n" + "".join(
+            f"-rw-r--r-- 1 alice staff {rng.randint(10, 99999):>6} Jan {rng.randint(1, 28):>2} 10:{rng.randint(10, 59)} "
+            f"{name}\n" for name in ("README.md", "pyproject.toml", "setup.cfg", "main.py", "tokenizer.py")
+        ) + "drwxr-xr-x 5 alice staff   160 Jan  3 09:12 src\n",
+        f"commit {sha()}\nAuthor: Alice Example <alice@example.com>\nDate:   Mon Jan 1 10:00:00 2024 +0000\n\n"
+        "    Fix token refresh handling in the session cache\n\n"
+        f"commit {sha()}\nMerge: {sha()[:7]} {sha()[:7]}\nAuthor: Bob <bob@example.org>\n\n    Merge branch 'main'\n",
+        "Requirement already satisfied: requests in ./venv/lib/python3.11/site-packages (2.31.0)\n"
+        "Collecting urllib3<3,>=1.21.1\n  Downloading https://files.pythonhosted.org/packages/ab/cd/urllib3-2.2.1-py3-none-any.whl (121 kB)\n"
+        "Installing collected packages: urllib3\nSuccessfully installed urllib3-2.2.1\n",
+        " ".join(uuid() for _ in range(6)),
+        "\n".join(f"{sha()}  src/file_{i}.py" for i in range(6)),
+        base64.b64encode(rng.randbytes(600)).decode(),
+        '{"name": "app", "port": 8080, "debug": false, "features": ["search", "export"], "timeout_ms": 5000, '
+        '"max_tokens": 100, "token_type": "bearer", "password_file": "/run/secrets/db", "retries": 3}',
+        '{"logging": {"level": "info", "handlers": ["console"]}, "database": {"host": "db.internal", "pool": 4}}',
+        "2024-01-01T00:00:00Z INFO request_id=" + uuid() + " method=GET path=/api/v1/items status=200 duration_ms=12\n"
+        "2024-01-01T00:00:01Z WARN retrying upstream call attempt=2 reason=timeout\n",
+        "GET /health HTTP/1.1\r\nHost: example.com\r\nAccept: application/json\r\nUser-Agent: curl/8.5.0\r\n\r\n",
+        "def tokenize(text: str) -> list[str]:\n    \"\"\"Split text into tokens.\"\"\"\n    return text.split()\n",
+        "id,name,email,created\n1,Alice,alice@example.com,2024-01-01\n2,Bob,bob@example.org,2024-01-02\n",
+        "The password policy requires rotation every 90 days; see the security handbook for the secret "
+        "management process and the API key lifecycle. Basic authentication is disabled and Bearer "
+        "authentication is required for every request.",
+        "docker login --password-stdin < token.txt && git push -u origin main && mysql -P 3306 -p",
+        "See https://docs.example.com/guide and https://registry.npmjs.org/@scope/pkg for details.",
+    ]
+    return pieces

@@ -1,0 +1,143 @@
+"""Regressions from the reference ledger, the spec's worked examples, adversarial inputs, the fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from harness.text import canonjson
+from harness.text.redact import RULESET_FINGERPRINT, RULESET_VERSION, build_redactor, describe_ruleset
+from harness.text.redact_known import KnownSecrets
+from tests.text.redact_fixtures import BY_NUMBER
+
+REDACTOR = build_redactor(KnownSecrets())
+GITHUB = BY_NUMBER[37].secret(11)
+JWT = BY_NUMBER[23].secret(11)
+
+# Pinned per version: changing a rule, a terminator, a stop-list or the placeholder changes the
+# fingerprint, and this table then needs a new entry under a bumped RULESET_VERSION.
+FINGERPRINTS = {1: "0376eb757553f80d8a339fe83bb40bca66429d6dbc5ae5202bd9489533009af3"}
+
+
+def test_fingerprint_is_recomputed_and_pinned_to_the_version() -> None:
+    recomputed = hashlib.sha256(canonjson.dumps_bytes(describe_ruleset())).hexdigest()
+    assert recomputed == RULESET_FINGERPRINT
+    assert FINGERPRINTS[RULESET_VERSION] == RULESET_FINGERPRINT
+    description = describe_ruleset()
+    assert [rule["number"] for rule in description["rules"]] == list(range(1, 61))
+    assert description["placeholder"] == "[REDACTED:{rule_id}]"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password=hunter2", "password=[REDACTED:kv_secret]"),
+        ("postgres://app:s3cretpass@db.internal/app", "postgres://[REDACTED:url_userinfo]@db.internal/app"),
+        ("Authorization: Bearer abc.def-123", "Authorization: Bearer [REDACTED:auth_header]"),
+        ("password=[REDACTED:kv_secret]", "password=[REDACTED:kv_secret]"),
+        ("postgresql://[REDACTED:url_userinfo]@host/db", "postgresql://[REDACTED:url_userinfo]@host/db"),
+    ],
+)
+def test_spec_examples(text: str, expected: str) -> None:
+    assert REDACTOR.redact(text) == expected
+
+
+def test_a_header_value_never_swallows_the_rest_of_a_one_line_json_document() -> None:
+    doc = '{"Authorization": "Bearer abc123xyz", "other": "value", "n": 1}'
+    assert REDACTOR.redact(doc) == '{"Authorization": "Bearer [REDACTED:auth_header]", "other": "value", "n": 1}'
+    escaped = json.dumps({"raw": doc})
+    out = REDACTOR.redact(escaped)
+    assert "abc123xyz" not in out and '\\"other\\": \\"value\\"' in out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"password": "a"}', '{"password": "[REDACTED:json_secret]"}'),
+        ('{"token": "ab"}', '{"token": "[REDACTED:json_secret]"}'),
+        ("password=a", "password=[REDACTED:kv_secret]"),
+        ("secret: ab", "secret: [REDACTED:kv_secret]"),
+    ],
+)
+def test_one_and_two_character_values_are_redacted(text: str, expected: str) -> None:
+    assert REDACTOR.redact(text) == expected
+
+
+def test_a_json_value_cut_before_its_closing_quote() -> None:
+    assert REDACTOR.redact('{"password": "abcdef') == '{"password": "[REDACTED:json_secret]'
+    assert REDACTOR.redact('{"x": "{\\"api_key\\": \\"abcdef') == '{"x": "{\\"api_key\\": \\"[REDACTED:json_secret]'
+
+
+def test_a_pem_without_end_and_a_url_cut_inside_its_userinfo() -> None:
+    assert REDACTOR.redact("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA") == (
+        "-----BEGIN RSA PRIVATE KEY-----\n[REDACTED:pem_private_key]"
+    )
+    assert REDACTOR.redact("postgres://app:s3cr") == "postgres://[REDACTED:url_userinfo]"
+
+
+def test_error_text_and_meta_leaves_are_redacted() -> None:
+    error = REDACTOR.redact_for_ledger(f"invalid_input: bad credential {GITHUB} given", 2048)
+    assert error == "invalid_input: bad credential [REDACTED:github_token] given"
+    meta = REDACTOR.redact_json_leaves({"client": {"name": f"agent {JWT}"}, "list": ["password=y"], "n": 3}, 1024)
+    assert meta == {"client": {"name": "agent [REDACTED:jwt]"}, "list": ["password=[REDACTED:kv_secret]"], "n": 3}
+
+
+def test_capped_on_a_code_point_and_nul() -> None:
+    assert REDACTOR.redact_for_ledger("aaaé", 4) == "aaa...[capped]"
+    assert REDACTOR.redact_for_ledger("a\x00b", 100) == "a[NUL]b"
+
+
+def test_a_secret_after_the_cap_never_survives() -> None:
+    text = "x" * 100 + " " + GITHUB
+    for cap in range(95, len(text) + 1):
+        out = REDACTOR.redact_for_ledger(text, cap)
+        assert GITHUB[4:8] not in out and GITHUB[-4:] not in out, (cap, out)
+
+
+def test_a_token_inside_a_megabyte_subtree_never_appears() -> None:
+    tree = {"big": {"inner": ["y" * 500_000, f"lead {GITHUB} tail " + "z" * 500_000]}, "small": "ok"}
+    out, changed = REDACTOR.redact_tree(tree)
+    assert changed and GITHUB not in json.dumps(out) and out["small"] == "ok"
+
+
+def test_placeholders_never_create_or_hide_a_match() -> None:
+    text = f"token={GITHUB} and {GITHUB}token: abc and password=[REDACTED:kv_secret]x"
+    once = REDACTOR.redact(text)
+    assert REDACTOR.redact(once) == once
+    assert GITHUB not in once
+
+
+ADVERSARIAL = {
+    "spaces then quote": " " * 8192 + '"',
+    "scheme runs": "://" + "a" * 20,
+    "unterminated escaped json": '"password": "' + "\\x" * 4096,
+    "pem headers without end": "-----BEGIN PRIVATE KEY-----\n",
+    "secret assignments": "secret=",
+    "jwt headers": "eyJ",
+    "digits and :A": "123456789:A",
+    "azure anchors": "Q~",
+    "authorization headers": "authorization: ",
+    "base64 pem": "LS0tLS1CRUdJTi",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_adversarial_inputs_are_redacted_and_stable(name: str) -> None:
+    unit = ADVERSARIAL[name]
+    text = (unit * (8192 // len(unit) + 1))[:8192] if name != "unterminated escaped json" else unit
+    if name == "base64 pem":
+        text = unit + "QUJD" * 2048
+    out = REDACTOR.redact(text)
+    assert REDACTOR.redact(out) == out
+    assert len(REDACTOR.redact_for_ledger(text, 8192).encode()) <= 8192 + 11
+
+
+def test_adversarial_outputs() -> None:
+    assert REDACTOR.redact("secret=" * 4) == "secret=[REDACTED:kv_secret]"
+    assert REDACTOR.redact('"password": "' + "\\x" * 100) == '"password": "[REDACTED:json_secret]'
+    assert REDACTOR.redact("-----BEGIN PRIVATE KEY-----\n" * 3) == (
+        "-----BEGIN PRIVATE KEY-----\n[REDACTED:pem_private_key]\n"
+    )
+    assert REDACTOR.redact("LS0tLS1CRUdJTi" + "QUJD" * 20) == "[REDACTED:pem_base64]"
