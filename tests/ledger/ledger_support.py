@@ -133,3 +133,39 @@ class PgLedger:
     owner_role: str
     app_role: str
     login_role: str
+
+
+def concurrency_worker(target: str, worker: int, calls: int) -> int:
+    """One spawned process of the concurrency test: `calls` calls (ok, error, invalid_input) into 3 shared
+    conversations and 1 private one, each a start and an end; returns how many calls it recorded."""
+    from harness.ledger.model import LedgerEvent, end_event
+    from harness.text.redact import KnownSecrets, build_redactor
+
+    def utc_now() -> datetime.datetime:
+        return datetime.datetime.now(datetime.timezone.utc)
+
+    settings = LedgerSettings(busy_timeout_ms=30_000, lock_timeout_ms=30_000, statement_timeout_ms=60_000)
+    store = open_store(target, redactor=build_redactor(KnownSecrets()), clock=utc_now, settings=settings)
+    try:
+        for n in range(calls):
+            conversation = f"shared-{n % 3}" if n % 4 else f"private-{worker}"
+            start = LedgerEvent(conversation, f"w{worker}-{n}", f"call-{n}", "search_events", "start", arguments="{}")
+            kind = n % 3
+            if kind == 2:
+                # invalid_input: refused before the handler, so the pair goes in one transaction.
+                now = utc_now()
+                end = LedgerEvent(conversation, start.request_id, start.tool_call_id, "search_events", "end",
+                                  started_at=now, ended_at=now, duration_ms=0, status="error",
+                                  error="invalid_input: limit: too big", exit_code=2)  # fmt: skip
+                results = store.insert_many([dataclasses.replace(start, started_at=now), end])
+                assert all(r.inserted for r in results)
+                continue
+            reservation = store.reserve(start)
+            assert reservation.owned
+            status, error = ("ok", None) if kind == 0 else ("error", "not_found: no such event")
+            row = reservation.start
+            ended = store.insert(end_event(row, ended_at=utc_now(), duration_ms=1, status=status, error=error))
+            assert ended.inserted
+    finally:
+        store.close()
+    return calls

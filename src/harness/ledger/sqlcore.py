@@ -222,6 +222,11 @@ def write_prepared(cur: Cursor, d: Dialect, prepared: Sequence[PreparedRow], has
     return results
 
 
+def needs_full_sync(prepared: Sequence[PreparedRow], end_sync: str) -> bool:
+    """Starts always commit with synchronous = FULL; a batch of end rows only follows `[ledger] end_sync`."""
+    return end_sync == "full" or any(p.event == "start" for p in prepared)
+
+
 _CALL_SELECT = (
     "SELECT s.conversation_id, s.request_id, s.tool_call_id, s.tool_name, s.seq, s.started_at,"
     " e.ended_at, e.duration_ms, e.status, e.error, e.exit_code, e.result_bytes, e.result_truncated"
@@ -499,7 +504,7 @@ class SqlStore(abc.ABC):
         prepared = [self.prepare(e) for e in events]
         if not prepared:
             return []
-        full_sync = self._settings.end_sync == "full" or any(p.event == "start" for p in prepared)
+        full_sync = needs_full_sync(prepared, self._settings.end_sync)
         conversations = sorted({p.conversation_id for p in prepared})
         d, hasher = self._dialect, self._hasher
         return self._run_write(conversations, full_sync, lambda cur: write_prepared(cur, d, prepared, hasher))

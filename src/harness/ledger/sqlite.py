@@ -110,6 +110,9 @@ def create_file(path: Path) -> bool:
     """Create an empty ledger file with mode 0600 (parents 0700); False when it already existed."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise LedgerUnavailable(f"cannot create the SQLite ledger's directory: {exc.strerror}") from exc
+    try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
         return False
