@@ -35,7 +35,6 @@ log = logging.getLogger("harness.store")
 
 SCHEMA_VERSION = "1"
 BUSY_TIMEOUT_S = 5.0
-_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _UNWRITABLE_CODES = {3, 8, 10, 13, 14}  # PERM, READONLY, IOERR, FULL, CANTOPEN
 _BUSY_CODES = {5, 6}  # BUSY, LOCKED
 _FILTER_COLUMNS = ("actor", "type", "source")  # in the order an index is preferred: actor is the most selective
@@ -76,12 +75,11 @@ def _schema() -> list[str]:
 
 
 def _error_kind(exc: sqlite3.DatabaseError) -> str:
+    """"busy" (wait failed), "unwritable" (fall back to memory) or "broken" (delete and rebuild)."""
     code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
     if code in _BUSY_CODES:
         return "busy"
-    if code in _UNWRITABLE_CODES:
-        return "unwritable"
-    return "corrupt" if code in _CORRUPT_CODES else "other"
+    return "unwritable" if code in _UNWRITABLE_CODES else "broken"
 
 
 def _busy(exc: sqlite3.DatabaseError) -> UpstreamUnavailable:

@@ -1,0 +1,188 @@
+"""Store benchmarks (investigate.md §10): ingest, actor+type query vs full replay, catch-up, append scaling.
+
+Usage: python bench/store_bench.py [--quick] [--events N]. Prints one JSON object on stdout:
+{"bench", "machine", "results": [{"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}]}.
+Ratios compare figures measured in the same run, because these machines are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from harness.store import RecordFilter, Store, ingest_files
+from harness.store.git import Git, git_executable
+from harness.store.reader import list_segments
+
+ACTORS = 2000
+TYPES = ("login", "push", "container_restart", "role_assignment", "image_push", "delete")
+SOURCES = ("azure", "github", "aws")
+YEAR_START = 1_767_225_600  # 2026-01-01T00:00:00Z
+YEAR_SECONDS = 365 * 86_400
+QUERY_CALLS = 50
+APPEND_CALLS = 7
+
+
+def generate(path: Path, count: int, *, seed: int = 7, prefix: str = "evt") -> None:
+    """One JSON Lines file of `count` events: 2,000 actors, 6 types, 3 sources, a year of timestamps,
+    payloads of about 150 bytes (action, target, metadata with ip and operation_count)."""
+    rng = random.Random(seed)
+    with path.open("w") as out:
+        for n in range(count):
+            stamp = time.gmtime(YEAR_START + rng.randrange(YEAR_SECONDS))
+            event = {
+                "id": f"{prefix}-{n:08d}",
+                "source": SOURCES[n % 3],
+                "type": TYPES[rng.randrange(6)],
+                "actor": f"actor-{rng.randrange(ACTORS):04d}",
+                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", stamp),
+                "payload": {
+                    "action": rng.choice(("restart", "deploy", "read", "write", "grant")),
+                    "target": f"resource-{rng.randrange(100_000):06d}.prod.example.internal",
+                    "metadata": {
+                        "ip": f"203.0.{rng.randrange(256)}.{rng.randrange(256)}",
+                        "operation_count": rng.randrange(10_000),
+                        "user_agent": "bench-client/1.0",
+                    },
+                },
+            }
+            out.write(json.dumps(event, separators=(",", ":")) + "\n")
+
+
+def _child(args: list[str]) -> tuple[float, int]:
+    """Run this script in a child process; return (wall seconds, peak RSS in KiB) of that child."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"child {args[0]} failed with status {status}")
+    return wall, usage.ru_maxrss
+
+
+def child_ingest(store_path: str, index_path: str, events_file: str) -> None:
+    """What `harness ingest events FILE` runs: one process, index left current."""
+    ingest_files(Store(Path(store_path), index_path=Path(index_path)), "events", [events_file], stderr=sys.stderr)
+
+
+def full_replay(git: Git, commit: str, actor: str, type_: str) -> int:
+    """The fastest honest replay: every event line at HEAD, plain json.loads, filter in Python."""
+    segments = list_segments(git, commit, ["events"])["events"]
+    matched = 0
+    actor, type_ = actor.lower(), type_.lower()
+    with git.blobs() as blobs:
+        for segment in segments:
+            for line in blobs.read(segment.blob).split(b"\n"):
+                if line:
+                    record = json.loads(line)
+                    if record["actor"].lower() == actor and record["type"].lower() == type_:
+                        matched += 1
+    return matched
+
+
+def _timed(call: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+def _query(store: Store, actor: str, type_: str) -> int:
+    with store.snapshot() as view:
+        return len(view.select("events", RecordFilter(actor=actor, type=type_), 200).records)
+
+
+def _append_one(store: Store, counter: Iterator[int]) -> float:
+    event = {"id": f"one-{next(counter)}", "actor": "actor-0001", "timestamp": "2026-06-01T00:00:00Z"}
+    return _timed(lambda: store.append_batch("events", [event]))
+
+
+def result(name: str, value: float, unit: str, target: str, meets: bool,
+           baseline: float | None = None, ratio: float | None = None) -> dict[str, Any]:
+    return {"name": name, "value": round(value, 4), "unit": unit, "target": target, "meets_target": meets,
+            "baseline": None if baseline is None else round(baseline, 4),
+            "ratio": None if ratio is None else round(ratio, 3)}
+
+
+def run(events: int, catch_up: int, small: int) -> list[dict[str, Any]]:
+    results = []
+    with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp:
+        root = Path(tmp)
+        events_file = root / "events.jsonl"
+        generate(events_file, events)
+        store_path, index_path = root / "store", root / "store.index.sqlite3"
+
+        wall, rss_kib = _child(["--child-ingest", str(store_path), str(index_path), str(events_file)])
+        results.append(result("ingest_wall", wall, "s", "<= 120 s at 1,000,000 events", wall <= 120))
+        rss_mib = rss_kib / 1024
+        results.append(result("ingest_peak_rss", rss_mib, "MiB", "<= 1024 MiB at 1,000,000 events", rss_mib <= 1024))
+
+        store = Store(store_path, index_path=index_path)
+        git = store.git()
+        assert git is not None
+        rng = random.Random(11)
+        pairs = [(f"actor-{rng.randrange(ACTORS):04d}", rng.choice(TYPES)) for _ in range(QUERY_CALLS)]
+        _query(store, *pairs[0])
+        timings = [_timed(lambda p=pair: _query(store, *p)) for pair in pairs]
+        p50 = statistics.median(timings) * 1000
+        replay_ms = _timed(lambda: full_replay(git, git.head_commit(), *pairs[0])) * 1000
+        results.append(result("query_actor_type_p50", p50, "ms", "<= 50 ms at 1,000,000 events", p50 <= 50,
+                              baseline=replay_ms, ratio=replay_ms / p50))
+        results.append(result("query_speedup_vs_full_replay", replay_ms / p50, "x", ">= 50x", replay_ms / p50 >= 50,
+                              baseline=replay_ms, ratio=replay_ms / p50))
+
+        more = root / "more.jsonl"
+        generate(more, catch_up, seed=8, prefix="more")
+        _child(["--child-ingest", str(store_path), str(root / "elsewhere.sqlite3"), str(more)])
+        catch_up_s = _timed(lambda: _query(store, *pairs[1]))
+        results.append(result(f"catch_up_after_{catch_up}", catch_up_s, "s", "<= 2 s after 10,000 events",
+                              catch_up_s <= 2))
+
+        small_file = root / "small.jsonl"
+        generate(small_file, small, seed=9)
+        small_store = Store(root / "small", index_path=root / "small.index.sqlite3")
+        ingest_files(small_store, "events", [str(small_file)], stderr=io.StringIO())
+        counter = iter(range(1_000_000))
+        small_ms = statistics.median(_append_one(small_store, counter) for _ in range(APPEND_CALLS)) * 1000
+        large_ms = statistics.median(_append_one(store, counter) for _ in range(APPEND_CALLS)) * 1000
+        results.append(result(f"append_one_at_{events}", large_ms, "ms",
+                              f"ratio to the append at {small} events <= 2", large_ms / small_ms <= 2,
+                              baseline=small_ms, ratio=large_ms / small_ms))
+    return results
+
+
+def machine() -> dict[str, Any]:
+    version = subprocess.run([git_executable(), "version"], capture_output=True, text=True).stdout.strip()
+    return {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
+            "git": version}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a tiny store, for a smoke test")
+    parser.add_argument("--events", type=int, default=1_000_000, help="events in the generated store")
+    parser.add_argument("--child-ingest", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_ingest:
+        child_ingest(*args.child_ingest)
+        return
+    events = 3000 if args.quick else args.events
+    catch_up = 300 if args.quick else 10_000
+    small = 300 if args.quick else 10_000
+    report = {"bench": "store", "machine": machine(), "results": run(events, catch_up, small)}
+    print(json.dumps(report, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

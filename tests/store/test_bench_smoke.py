@@ -1,0 +1,23 @@
+"""bench/store_bench.py runs end to end on a tiny store and prints its JSON report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "store_bench.py"
+
+
+def test_quick_bench_prints_one_json_report() -> None:
+    done = subprocess.run([sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["bench"] == "store" and set(report["machine"]) == {"cpus", "git", "platform", "python"}
+    names = [r["name"] for r in report["results"]]
+    assert names == ["ingest_wall", "ingest_peak_rss", "query_actor_type_p50", "query_speedup_vs_full_replay",
+                     "catch_up_after_300", "append_one_at_3000"]
+    for row in report["results"]:
+        assert set(row) == {"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}
+        assert isinstance(row["meets_target"], bool) and row["value"] >= 0
