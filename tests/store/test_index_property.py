@@ -79,7 +79,7 @@ def _answer(view: StoreView, queries: list[Any]) -> str:
     return canonical(out)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=STEPS, queries=QUERIES, limit=st.integers(min_value=1, max_value=3))
 def test_index_answers_equal_replay(steps: list[Any], queries: list[Any], limit: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:

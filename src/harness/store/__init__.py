@@ -1,12 +1,14 @@
 """The git-backed store of events, findings and baselines, and its read index (investigate.md §2-§6).
 
 Operations read through `Store.snapshot()` (one commit per call) and write through `Store.append_batch`,
-`ingest_files` and `build_baseline`; `load_baseline_file` reads a `--baseline` file.
+`ingest_files` and `build_baseline`; `load_baseline_file` reads a `--baseline` file; `init_bare` creates an
+empty store as `harness init` does.
 """
 
 from harness.store.append import AppendResult, StoredConflict
 from harness.store.baseline import build_baseline, load_baseline_file
 from harness.store.baseline_model import Baseline
+from harness.store.git import init_bare
 from harness.store.ingest import ingest_files
 from harness.store.query import Page, RecordFilter, StoreView
 from harness.store.store import Store, default_index_path
@@ -21,6 +23,7 @@ __all__ = [
     "StoredConflict",
     "build_baseline",
     "default_index_path",
+    "init_bare",
     "ingest_files",
     "load_baseline_file",
 ]

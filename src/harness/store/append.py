@@ -50,7 +50,7 @@ def _process_lock(git_dir: str) -> threading.Lock:
         return _LOCKS.setdefault(git_dir, threading.Lock())
 
 
-def _keyed_survivors(index: Index, spec: StreamSpec, batch: EncodedBatch, old: str) -> tuple[list[int], int]:
+def _keyed_survivors(index: Index, spec: StreamSpec, batch: EncodedBatch, old: str) -> tuple[Sequence[int], int]:
     """Positions of records not stored yet at `old` (or later); identical ones are skipped, others refused."""
     kept: list[int] = []
     skipped = 0
@@ -70,7 +70,7 @@ def _record_id(line: bytes) -> str:
     return str(json.loads(line)["id"])
 
 
-def _document_survivors(batch: EncodedBatch, last_data: bytes) -> tuple[list[int], int]:
+def _document_survivors(batch: EncodedBatch, last_data: bytes) -> tuple[Sequence[int], int]:
     """Unkeyed streams: a record equal to the one before it (the stream's last record first) is a duplicate."""
     previous = last_data[: -1].rpartition(b"\n")[2] if last_data else None
     kept: list[int] = []
@@ -81,7 +81,7 @@ def _document_survivors(batch: EncodedBatch, last_data: bytes) -> tuple[list[int
     return kept, len(batch) - len(kept)
 
 
-def _lines(batch: EncodedBatch, kept: list[int]) -> Iterator[bytes]:
+def _lines(batch: EncodedBatch, kept: Sequence[int]) -> Iterator[bytes]:
     if len(kept) == len(batch):
         return (line for _, line in batch)
     return (batch[position][1] for position in kept)
@@ -104,7 +104,7 @@ def append_encoded(
             if not spec.keyed:
                 kept, skipped = _document_survivors(batch, last_data)
             elif checked_at is not None and checked_at == (old or ""):
-                kept, skipped = list(range(len(batch))), 0
+                kept, skipped = range(len(batch)), 0
             else:
                 kept, skipped = _keyed_survivors(index, spec, batch, old or "")
             if not kept:

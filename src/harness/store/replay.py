@@ -23,12 +23,13 @@ class ReplayView(StoreView):
         self.commit = commit
         self._streams = {name: list(streams.get(name, [])) for name in STREAMS}
 
-    def _matches(self, record: dict[str, Any], flt: RecordFilter) -> bool:
+    @staticmethod
+    def _matches(record: dict[str, Any], flt: RecordFilter, ids: set[str] | None) -> bool:
         for name in ("actor", "source", "type"):
             wanted = getattr(flt, name)
             if wanted and record[name].lower() != wanted.lower():
                 return False
-        if flt.ids is not None and record["id"].lower() not in {i.lower() for i in flt.ids}:
+        if ids is not None and record["id"].lower() not in ids:
             return False
         if flt.since is None and flt.until is None:
             return True
@@ -40,7 +41,8 @@ class ReplayView(StoreView):
         return flt.until is None or instant <= flt.until
 
     def select(self, stream: str, flt: RecordFilter, limit: int) -> Page:
-        matched = [record for record in self._streams[stream] if self._matches(record, flt)]
+        ids = None if flt.ids is None else {stored.lower() for stored in flt.ids}
+        matched = [record for record in self._streams[stream] if self._matches(record, flt, ids)]
         return Page(records=matched[:limit], total=len(matched))
 
     def records(self, stream: str) -> Iterator[dict[str, Any]]:
