@@ -98,5 +98,6 @@ class Registry:
 OPERATIONS = Registry(
     [
         Operation("github_actor", "Look up a GitHub account", "investigate", module="harness.investigate.github_actor", open_world=True),
+        Operation("fp_agent_verify", "Verify an FP/TP verdict against the AUR", "triage", module="harness.triage.fp_agent_verify", open_world=True),
     ]
 )

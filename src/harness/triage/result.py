@@ -36,7 +36,7 @@ class SchemaEvidence(_Strict):
 class RpcEvidence(_Strict):
     """Evidence of the `aur_rpc` check: the RPC URL and what the AUR said (null where not known)."""
 
-    url: str
+    url: str | None
     outcome: RpcOutcome
     name: str | None
     pkgbase: str | None
