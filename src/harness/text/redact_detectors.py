@@ -121,25 +121,19 @@ class Check:
 
 @dataclass(frozen=True)
 class Left:
-    """Left check: the byte before a hit must not be in `reject` / must be in `accept`; start of input passes."""
+    """Left check: the byte before a hit must not be in `reject` / must be in `accept`; start of input passes.
+
+    `table[b]` is 1 when byte `b` may precede a hit.
+    """
 
     reject: bytes | None = None
     accept: bytes | None = None
-    _reject: frozenset[int] = field(init=False, repr=False, compare=False)
-    _accept: frozenset[int] = field(init=False, repr=False, compare=False)
+    table: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_reject", byte_set(self.reject) if self.reject else frozenset())
-        object.__setattr__(self, "_accept", byte_set(self.accept) if self.accept else frozenset())
-
-    def ok(self, text: bytes, pos: int) -> bool:
-        """Whether a hit at `pos` may start a match."""
-        if pos == 0:
-            return True
-        before = text[pos - 1]
-        if before in self._reject:
-            return False
-        return not self._accept or before in self._accept
+        reject = byte_set(self.reject) if self.reject else frozenset()
+        accept = byte_set(self.accept) if self.accept else frozenset(range(256))
+        object.__setattr__(self, "table", bytes(int(b in accept and b not in reject) for b in range(256)))
 
     def describe(self) -> dict[str, str]:
         """Canonical form for the fingerprint."""
@@ -318,8 +312,9 @@ class Token:
         """Append a span for every token found at a hit."""
         end = len(buf)
         resume = 0
+        left = self.left.table
         for pos in hits:
-            if pos < resume or not self.left.ok(buf, pos):
+            if pos < resume or (pos and not left[buf[pos - 1]]):
                 continue
             match = self._re.match(buf, pos)
             if match is not None:
@@ -374,19 +369,21 @@ class KeyValue:
         """Append a value span for every key found at a hit."""
         text = buf if self.original else lo
         groups = self._re.groupindex
+        has_quote, has_keyword, has_suffix = "q" in groups, "kw" in groups, "sfx" in groups
         end = len(text)
         resume = 0
+        left = self.left.table
         for pos in hits:
-            if pos < resume or not self.left.ok(text, pos):
+            if pos < resume or (pos and not left[text[pos - 1]]):
                 continue
             match = self._re.match(text, pos)
             if match is None:
                 continue
             start = match.end()
-            quote = match.group("q") if "q" in groups else b""
-            keyword = match.group("kw") if "kw" in groups else self.literal
+            quote = match.group("q") if has_quote else b""
+            keyword = match.group("kw") if has_keyword else self.literal
             if self.stops:
-                if "sfx" in groups and key_stopped(match.group("sfx")):
+                if has_suffix and key_stopped(match.group("sfx")):
                     continue
                 if value_stopped_early(text, start, keyword):
                     continue
@@ -565,17 +562,22 @@ class BotToken:
         """Append the part after `:` of every bot token."""
         pattern = self._re
         end = len(buf)
+        fewest, most = self.digits
+        longest = len(self.literal) + seq_max_len(self.items)
         for pos in hits:
-            first = pos
-            while first > 0 and first > pos - self.digits[1] - 1 and 0x30 <= buf[first - 1] <= 0x39:
-                first -= 1
-            count = pos - first
-            if not self.digits[0] <= count <= self.digits[1] or (first > 0 and 0x30 <= buf[first - 1] <= 0x39):
+            # One byte more than allowed is looked at, so that a longer digit run is refused.
+            before = buf[max(0, pos - most - 1) : pos]
+            count = len(before) - len(before.rstrip(b"0123456789"))
+            if not fewest <= count <= most:
                 continue
             match = pattern.match(buf, pos)
             if match is not None:
                 stop = match.end()
-            elif buf.startswith(self.literal, pos) and ends_inside(buf, pos + len(self.literal), self.items):
+            elif (
+                end - pos <= longest
+                and buf.startswith(self.literal, pos)
+                and ends_inside(buf, pos + len(self.literal), self.items)
+            ):
                 stop = end
             else:
                 continue
