@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import subprocess
@@ -11,6 +12,7 @@ from typing import Any
 RULES_PATH = "src/trustsight/rules.py"
 RULES_LINE_WIDTH = 64
 RULES_LINES = 48
+LONG_NAME = "tests/" + "l" * 240 + ".py"
 # Fixed identity and dates, so every fixture build has the same commit id.
 GIT_ENV = {
     "PATH": os.environ.get("PATH", os.defpath),
@@ -48,6 +50,7 @@ FILES: dict[str, bytes] = {
     "src/trustsight/pkg/__init__.py": b"",
     "src/trustsight/real/x.py": b"x = 1\n",
     "src/trustsight/tool.sh": b"#!/bin/sh\n",
+    LONG_NAME: b"x = 1\n",
 }
 SYMLINKS: dict[str, str] = {
     "src/trustsight/link.py": "rules.py",
@@ -102,9 +105,10 @@ def tree_state(root: Path) -> dict[str, Any]:
 
 
 def edit_diff(line: int, new_text: str, path: str = RULES_PATH) -> str:
-    """A one-line edit hunk of rules.py that replaces line `line` with `new_text`."""
-    old = rules_line(line)
-    return f"--- a/{path}\n+++ b/{path}\n@@ -{line},1 +{line},1 @@\n-{old}+{new_text}\n"
+    """A unified diff (three lines of context, as diff tools write) replacing line `line` of rules.py."""
+    old = rules_text().splitlines(keepends=True)
+    new = [*old[: line - 1], new_text + "\n", *old[line:]]
+    return "".join(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}"))
 
 
 def creation_diff(path: str, lines: list[str]) -> str:
