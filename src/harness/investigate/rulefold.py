@@ -17,10 +17,10 @@ from harness.errors import InvalidInput
 from harness.fields import BoundedStr, ObjectInput
 from harness.rules import Corpus, Rule, load_corpus, predicate_map
 
-
 MAX_METADATA_ENTRIES = 64
 MAX_METADATA_KEY_BYTES = 128
 MAX_METADATA_VALUE_BYTES = 1024
+
 
 def _check_entries(value: dict[str, str]) -> dict[str, str]:
     if len(value) > MAX_METADATA_ENTRIES:
