@@ -182,7 +182,7 @@ def test_a_unique_commit_prefix_is_served_and_an_unknown_one_is_missing(fake_aur
         ([], "unavailable", "malformed RPC reply"),
         ({**rpc_document("tiny-demo-bin", "1"), "resultcount": 2}, "unavailable", "malformed RPC reply"),
         (
-            {"error": "Incorrect request type specified.", "resultcount": 0, "results": [], "type": "error", "version": 5},
+            {**EMPTY_RPC, "error": "Incorrect request type specified.", "type": "error"},
             "unavailable",
             "RPC error reply",
         ),
@@ -212,7 +212,7 @@ def _record(**fields: Any) -> dict[str, Any]:
         (_record(Name="tiny", Version="1-1", PackageBase="Tiny"), "mismatch"),
         (_record(Name="tiny", Version="1-1", PackageBase=""), "mismatch"),
         (_record(Name="TINY", Version="1-1"), "mismatch"),
-        ({"resultcount": 2, "results": [{"Name": "tiny", "Version": "1"}] * 2, "type": "multiinfo", "version": 5}, "mismatch"),
+        ({**EMPTY_RPC, "resultcount": 2, "results": [{"Name": "tiny", "Version": "1"}] * 2}, "mismatch"),
         (_record(Name="tiny", Version="1-1", PackageBase=5), "unavailable"),
         (_record(Name="", Version="1-1"), "unavailable"),
         (_record(Name="tiny"), "unavailable"),
@@ -236,7 +236,13 @@ def test_rpc_reply_rules(reply: Any, outcome: str) -> None:
 
 @pytest.mark.parametrize(
     "body",
-    [b'{"version": 5, "version": 5}', b"{not json", b'{"version": NaN}', "\u00e9".encode("latin-1"), b"[" * 40 + b"]" * 40],
+    [
+        b'{"version": 5, "version": 5}',
+        b"{not json",
+        b'{"version": NaN}',
+        "\u00e9".encode("latin-1"),
+        b"[" * 40 + b"]" * 40,
+    ],
 )
 def test_rpc_bodies_refused_by_the_strict_reader(fake_aur: FakeAur, make_aur: MakeAur, body: bytes) -> None:
     fake_aur.script(RPC, Reply(200, headers=JSON, body=body))
@@ -275,7 +281,8 @@ def test_429_with_retry_after_then_200_is_ok_after_two_requests(
     fake_aur: FakeAur, make_aur: MakeAur, sleeps: SleepRecorder
 ) -> None:
     install_demo_bin(fake_aur)
-    fake_aur.script(RPC, Reply(429, headers=[("Retry-After", "1")]), json_reply(rpc_document("tiny-demo-bin", "1.0.2-1")))
+    ok = json_reply(rpc_document("tiny-demo-bin", "1.0.2-1"))
+    fake_aur.script(RPC, Reply(429, headers=[("Retry-After", "1")]), ok)
     assert make_aur().session().rpc_info("tiny-demo-bin").outcome == "present"
     assert fake_aur.targets() == [RPC, RPC]
     assert sleeps.delays == [1.0]
@@ -363,7 +370,8 @@ def test_redirects_to_the_same_origin_and_form_are_followed(fake_aur: FakeAur, m
 
 
 def test_at_most_three_hops(fake_aur: FakeAur, make_aur: MakeAur) -> None:
-    hops = [fake_plain_target("tiny-demo-bin", commit, "PKGBUILD") for commit in ("aaaaaaa", "bbbbbbb", "ccccccc", "ddddddd")]
+    commits = ("aaaaaaa", "bbbbbbb", "ccccccc", "ddddddd")
+    hops = [fake_plain_target("tiny-demo-bin", commit, "PKGBUILD") for commit in commits]
     for here, there in zip(hops, hops[1:]):
         fake_aur.script(here, redirect(there))
     fake_aur.script(hops[-1], redirect(PKGBUILD_B2))

@@ -166,7 +166,8 @@ def take_snapshot(
             return outcome(str(exc)), None
         versions[commit] = srcinfo.version
         if srcinfo.pkgbase != pkgbase:
-            return outcome(f".SRCINFO at commit {commit} names pkgbase {shown(srcinfo.pkgbase)}, expected {pkgbase}"), None
+            reason = f".SRCINFO at commit {commit} names pkgbase {shown(srcinfo.pkgbase)}, expected {pkgbase}"
+            return outcome(reason), None
         if srcinfo.version != claimed:
             reason = f".SRCINFO at commit {commit} gives version {shown(srcinfo.version)}, verdict claims {claimed}"
             return outcome(reason), None
@@ -217,7 +218,7 @@ def _declared_list(names: frozenset[str]) -> str:
 def check_phantom_install(
     session: AurSession, snapshot: Snapshot, rule_id: str, file: str, line: int | None
 ) -> CheckOutcome:
-    """The cited install scriptlet is declared alike and byte-identical (after newline normalization) at both commits."""
+    """The cited scriptlet is declared alike and identical at both commits, line endings normalized."""
     old, new = snapshot.old, snapshot.new
     evidence: dict[str, Any] = {
         "file": file,

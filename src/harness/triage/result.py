@@ -223,7 +223,7 @@ class Result(_Strict):
     pkgbase: str = Field(description='The AUR package base when the RPC found the package, else "".')
     version_transition: str = Field(description="`<old> -> <new>`, `?` for an unknown side.")
     checks: list[Check] = Field(description="Every check in run order: {name, rule_ids, passed, reason, evidence}.")
-    findings_table: str = Field(description='Markdown table of the evidence items and their checks; "" without evidence.')
+    findings_table: str = Field(description='Markdown table of the evidence items and their checks, or "".')
     suppressions: list[SuppressionRecord] = Field(
         description="Verified FP: one suppression record per rule, sorted by rule id; else []."
     )
