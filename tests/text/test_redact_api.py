@@ -188,6 +188,16 @@ def test_placeholder_growth_is_cut_outside_placeholders() -> None:
     assert red.redact_for_ledger(out.text, 4096) == out.text
 
 
+def test_a_cut_that_lands_inside_a_token_prefix_is_redacted_again_and_stable() -> None:
+    # Placeholder growth forces a second cut; at 53 bytes it would end in `ASIAN`, which, as the end
+    # of input, is an access key prefix: the cut moves before it, so the stored text is a fixed point.
+    red = redactor_with("s3cr3t-v")
+    out = red.process("s3cr3t-v s3cr3t-v ASIANATIONALIST and more words", 53)
+    assert out.text == "[REDACTED:known_secret] [REDACTED:known_secret] ...[capped]"
+    assert out.capped and "aws_access_key_id" in out.rules_hit
+    assert red.redact_for_ledger(out.text, 4096) == out.text
+
+
 def test_rules_hit_lists_inserted_ids() -> None:
     red = redactor_with(OPAQUE)
     assert red.process(f"{OPAQUE} and {OPAQUE}", 0).rules_hit == ("known_secret",)

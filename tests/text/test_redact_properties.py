@@ -28,7 +28,8 @@ def _positive_text(index: int, seed: int) -> tuple[str, str]:
 # fragments of the catalogue's literals, so that near-matches and overlaps are common.
 FRAGMENTS = ["password=", "token: ", '"secret": "', "Bearer ", "Basic ", "://", "@", "sk-", "ghp_", "eyJ", ".",
              "-----BEGIN PRIVATE KEY-----\n", "-----END", "[REDACTED:kv_secret]", MARKER, "AKIA", "\\\"", "'", " ",
-             "\n", "x", "1234", "==", ":A", "Q~", "key-", "kind: secret\n  k: ", "curl -u ", "mysql -p"]
+             "\n", "x", "1234", "==", ":A", "Q~", "key-", "kind: secret\n  k: ", "curl -u ", "mysql -p",
+             "LS0tLS1CRUdJTi", "SK", "0123456789abcdef", "null", "$HOME", "Private-Lines: ", "machine h login u "]
 piece = st.one_of(
     st.sampled_from(CORPUS),
     st.builds(lambda i, s: _positive_text(i, s)[0], st.integers(0, 59), st.integers(0, 5)),

@@ -454,10 +454,11 @@ _PUTTY_HEADER = re.compile(rb"PuTTY-User-Key-File-[23]:")
 _LINE_ENDS = (b"\n", b"\r", b"\\n", b"\\r")
 
 
-def line_end(buf: bytes, pos: int) -> int:
-    """The end of the line holding `pos`: the first real or JSON-escaped line break, else end of input."""
-    stops = [index for index in (buf.find(mark, pos) for mark in _LINE_ENDS) if index >= 0]
-    return min(stops) if stops else len(buf)
+def line_end(buf: bytes, pos: int, limit: int | None = None) -> int:
+    """The first real or JSON-escaped line break from `pos` (searched up to `limit`), else `limit` or the end."""
+    stop = len(buf) if limit is None else min(limit, len(buf))
+    found = [index for index in (buf.find(mark, pos, stop) for mark in _LINE_ENDS) if index >= 0]
+    return min(found) if found else stop
 
 
 @dataclass(frozen=True)
@@ -616,13 +617,22 @@ class Base64Pem:
         pattern = self._body
         end = len(buf)
         resume = 0
+        # The end of the current maximal run, extended only forward, so hits inside one run (whose checks
+        # failed) never rescan it.
+        run_end = 0
         for pos in hits:
             if pos < resume or not buf.startswith(self.literal, pos):
                 continue
             body = pos + len(self.literal)
-            stop = pattern.match(buf, body).end()  # type: ignore[union-attr]
+            run_end = max(run_end, body)
+            while run_end - body < self.run.hi:
+                extended = pattern.match(buf, run_end).end()  # type: ignore[union-attr]
+                if extended == run_end:
+                    break
+                run_end = extended
+            stop = min(run_end, body + self.run.hi)
             at_end = stop == end and stop > body
-            if not at_end and (stop - body < self.run.lo or not self._is_private(buf[pos : pos + self.checked])):
+            if not at_end and (stop - body < self.run.lo or not self._is_private(buf[pos : min(stop, pos + self.checked)])):
                 continue
             out.append(Span(pos, stop, rule.rank, rule.number, rule.rule_id))
             resume = stop
@@ -631,9 +641,9 @@ class Base64Pem:
     def _is_private(head: bytes) -> bool:
         head = head[: len(head) // 4 * 4]
         try:
-            decoded = binascii.a2b_base64(head)
+            decoded = binascii.a2b_base64(head, strict_mode=True)
         except binascii.Error:
-            return True
+            return False
         return any(word in decoded for word in _PEM_HEADER_WORDS)
 
     def describe(self) -> dict[str, Any]:
@@ -662,7 +672,7 @@ class MysqlFlag:
         resume = 0
         for pos in hits:
             start = max(pos + len(self.literal), resume)
-            limit = min(pos + len(self.literal) + self.window, line_end(buf, pos))
+            limit = line_end(buf, pos, pos + len(self.literal) + self.window)
             flag = buf.find(b" -p", start, limit)
             while flag >= 0:
                 match = _MYSQL_VALUE.match(buf, flag)
