@@ -649,7 +649,8 @@ class Base64Pem:
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
         return {"kind": "base64_pem", "pattern": self._re.pattern.decode(),
-                "check": f"first {self.checked} decode to one of {[w.decode() for w in _PEM_HEADER_WORDS]} or run at end"}
+                "check": f"the run's first {self.checked} bytes decode (strict base64) to one of "
+                         f"{[w.decode() for w in _PEM_HEADER_WORDS]}, or the run reaches end of input"}
 
 
 _MYSQL_VALUE = re.compile(rb" -p[^\s\"'\\]{1,256}+")

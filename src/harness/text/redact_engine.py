@@ -60,7 +60,9 @@ class ShapeEngine:
                 "number": rule.number,
                 "id": rule.rule_id,
                 "class": CLASS_NAMES[rule.rank],
-                "gates": sorted({d.literal.lower().decode("latin-1") for d in rule.detectors} | {g.decode() for g in rule.gates}),
+                "gates": sorted(
+                    {d.literal.lower().decode("latin-1") for d in rule.detectors} | {g.decode() for g in rule.gates}
+                ),
                 "detectors": [detector.describe() for detector in rule.detectors],
             }
             for rule in rules_in_order(self.rules)

@@ -125,7 +125,10 @@ JWT_TAIL = Alt(
         (),
     )
 )
-SCHEMES = rb"(?:bearer\s{1,8}+|basic\s{1,8}+|token\s{1,8}+|digest\s{1,8}+|negotiate\s{1,8}+|dpop\s{1,8}+|apikey\s{1,8}+|sso-key\s{1,8}+|)"
+SCHEMES = (
+    rb"(?:bearer\s{1,8}+|basic\s{1,8}+|token\s{1,8}+|digest\s{1,8}+|negotiate\s{1,8}+|dpop\s{1,8}+"
+    rb"|apikey\s{1,8}+|sso-key\s{1,8}+|)"
+)
 AI_VENDORS = (b"cohere", b"mistral", b"deepseek", b"together", b"fireworks", b"voyage", b"jina", b"ai21")
 
 
@@ -136,8 +139,12 @@ CATALOGUE: tuple[Rule, ...] = (
     Rule(4, "ssh2_private_key", CONTEXT, (Block(b"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----", b"", b"---- END SSH2"),)),
     Rule(5, "pem_base64", TOKEN, (Base64Pem(),)),
     Rule(6, "auth_header", CONTEXT, (KeyValue(b"authorization", QUOTE + SEP + QUOTE + SCHEMES, BARE),)),
-    Rule(7, "bearer_token", CONTEXT, (KeyValue(b"bearer", rb"\s{1,8}+", Segs((Run(b"a-z0-9._~+/=-", 8, 4096),)), check=BEARER_CHECK),)),
-    Rule(8, "basic_credentials", CONTEXT, (KeyValue(b"basic", rb"\s{1,8}+", Segs((Run(b"a-z0-9+/", 8, 4096), Run(b"=", 0, 2))), check=BASIC_CHECK),)),
+    Rule(7, "bearer_token", CONTEXT, (
+        KeyValue(b"bearer", rb"\s{1,8}+", Segs((Run(b"a-z0-9._~+/=-", 8, 4096),)), check=BEARER_CHECK),
+    )),
+    Rule(8, "basic_credentials", CONTEXT, (
+        KeyValue(b"basic", rb"\s{1,8}+", Segs((Run(b"a-z0-9+/", 8, 4096), Run(b"=", 0, 2))), check=BASIC_CHECK),
+    )),
     Rule(9, "api_key_header", CONTEXT, _key_values(
         (b"api-key", b"x-auth-token", b"x-access-token", b"private-token", b"ocp-apim-subscription-key",
          b"x-functions-key", b"x-vault-token"),
