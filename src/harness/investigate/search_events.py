@@ -1,0 +1,223 @@
+"""search_events (investigate.md §9.1): stored events by actor, source, type, ids and a time window, in stream
+order, with the operator rules of a finding family folded in."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from harness.context import Context
+from harness.fields import BoundedStr
+from harness.investigate import rulefold
+from harness.investigate.services import store
+from harness.investigate.views import METADATA_ALLOWLIST, event_view
+from harness.rules import CorpusError, matching_rules
+from harness.store import RecordFilter, StoreView
+from harness.text.rfc3339 import parse_bound, render
+
+MAX_IDS = 100
+MAX_LIMIT = 2000
+DEFAULT_LIMIT = 200
+
+NOTE_WINDOW_DROPPED = (
+    "the since/until window excluded all events, so it was dropped and unfiltered results are returned; check that "
+    "since/until match actual event timestamps."
+)
+NOTE_EMPTY = "no events matched the filter"
+
+
+def check_since(value: str) -> str:
+    """Refuse a non-empty `since` that is not a bound (§1.3); the value is kept as given."""
+    if value:
+        parse_bound(value, "since")
+    return value
+
+
+def check_until(value: str) -> str:
+    """Refuse a non-empty `until` that is not a bound (§1.3); the value is kept as given."""
+    if value:
+        parse_bound(value, "until")
+    return value
+
+
+def truncation_note(limit: int, total: int, noun: str) -> str:
+    """The note of a result longer than `limit` (shared with search_findings)."""
+    return (
+        f"showing the first {limit} of {total} matching {noun} in stream order; narrow the filters or raise limit "
+        f"(at most {MAX_LIMIT})."
+    )
+
+
+class Input(BaseModel):
+    """Arguments of search_events."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    actor: BoundedStr(256) = Field(
+        default="",
+        description="Actor whose events to return, the whole value ignoring case (deploy-svc, baron); never a "
+        "substring. Empty: any actor.",
+    )
+    source: BoundedStr(256) = Field(
+        default="", description="Event source (azure, github, aws), whole value ignoring case. Empty: any source."
+    )
+    type: BoundedStr(256) = Field(
+        default="",
+        description="Event type (login, push, container_restart), whole value ignoring case. Empty: any type.",
+    )
+    ids: Annotated[list[BoundedStr(256)], Field(max_length=MAX_IDS)] = Field(
+        default_factory=list,
+        description=f"Event ids to return (at most {MAX_IDS}): exact ignoring case, a finding-<event id> form, or a "
+        "unique prefix of at least 4 characters; a finding's event_ids go here. Empty entries are skipped.",
+    )
+    since: Annotated[str, AfterValidator(check_since)] = Field(
+        default="",
+        description="Earliest timestamp, inclusive: RFC3339 (2026-04-10T09:00:00Z) or a UTC date (2026-04-10 = its "
+        "first instant). Empty: no lower bound.",
+    )
+    until: Annotated[str, AfterValidator(check_until)] = Field(
+        default="",
+        description="Latest timestamp, inclusive: RFC3339 or a UTC date (2026-04-10 = its last instant). Empty: no "
+        "upper bound.",
+    )
+    limit: int = Field(
+        default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description=f"Most events to return, 1..{MAX_LIMIT}."
+    )
+    finding_family: BoundedStr(128) = Field(
+        default="",
+        description="Family (type) of the finding being investigated, e.g. unusual-timing: adds the operator rules "
+        "matching it and finding_metadata. Empty: no rules.",
+    )
+    finding_metadata: rulefold.FindingMetadata = Field(
+        default_factory=dict,
+        description='Predicates you assert from the events, as a {"key": "value"} object of strings ("true", not '
+        "true), e.g. {\"maintenance_window\": \"true\"}; keys are normalized (maintenanceWindow = "
+        "maintenance_window). Used only with finding_family.",
+    )
+
+
+class EventView(BaseModel):
+    """One event as the investigator sees it."""
+
+    id: str = Field(description="Stored event id (use it with get_raw_event).")
+    source: str = Field(description="Event source as stored.")
+    type: str = Field(description="Event type as stored.")
+    actor: str = Field(description="Actor as stored.")
+    timestamp: str = Field(description="RFC3339 UTC timestamp.")
+    target: str = Field(description="The payload's target when a string, sanitized; else empty.")
+    action: str = Field(description="The payload's action when a string, sanitized; else empty.")
+    metadata: dict[str, str] = Field(description="Allowlisted payload metadata rendered as strings.")
+
+
+class FilterApplied(BaseModel):
+    """The filters this call applied."""
+
+    actor: str = Field(description="The actor input as given.")
+    source: str = Field(description="The source input as given.")
+    type: str = Field(description="The type input as given.")
+    since: str = Field(description="The lower bound as an RFC3339 UTC instant, or empty.")
+    until: str = Field(description="The upper bound as an RFC3339 UTC instant, or empty.")
+    effective: Literal["none", "applied", "dropped"] = Field(
+        description="none: no window given; applied: the window filtered; dropped: it excluded every event that "
+        "matched the other filters, so it was ignored."
+    )
+
+
+class Output(BaseModel):
+    """Matching events and rules; every key is always present."""
+
+    events: list[EventView] = Field(description="The first `limit` matching events in stream order.")
+    matched_rules: list[rulefold.RuleView] = Field(
+        description="Operator rules matching finding_family and finding_metadata, in corpus order."
+    )
+    filter_applied: FilterApplied = Field(description="The filters applied.")
+    notes: str = Field(description="Explanations joined by one space; empty when there is none.")
+    total: int = Field(description="How many events matched in all.")
+    truncated: bool = Field(description="total > limit: more events matched than were returned.")
+
+
+DESCRIPTION = f"""\
+Search the stored security events. Returns matching events in stream order (the order they were ingested; \
+never re-sorted by time), with the operator rules for the finding family you are investigating.
+
+Filters (all optional, combined with AND): `actor`, `source`, `type` (each at most 256 bytes) match the whole \
+value ignoring case, never a substring or prefix: `bar` does not match baron. Use one axis per call: slug-like \
+names such as deploy-svc or ci-bot are usually actors, so pass them as `actor`, not as `type` or `source`. \
+`ids` (at most {MAX_IDS} entries): event ids, exact ignoring case, `finding-<event id>` forms, or a unique \
+prefix of at least 4 characters (an ambiguous prefix is invalid_input listing the candidates); a finding's \
+`event_ids` (from search_findings) feed `ids`. `since` / `until`: inclusive bounds, RFC3339 such as \
+2026-04-10T09:00:00Z or a UTC date such as 2026-04-10 (since = that day's first instant, until = its last). If \
+the window excludes every event the other filters match, it is dropped, unfiltered results are returned, and \
+`filter_applied.effective` is "dropped" with a note. `limit`: 1..{MAX_LIMIT}, default {DEFAULT_LIMIT}.
+
+Rules: `finding_family` (the finding's type, e.g. unusual-timing; at most 128 bytes) with `finding_metadata` \
+(at most 64 entries; keys at most 128 bytes, normalized so maintenanceWindow = maintenance_window; values are \
+strings at most 1,024 bytes: write "true", not true) returns in `matched_rules` the operator rules for that \
+family whose predicates all hold, independently of which events matched. Assert a predicate only after reading \
+it in the events.
+
+Output: `events` (each: id, source, type, actor, timestamp, target, action, and metadata: the allowlisted \
+payload keys {", ".join(METADATA_ALLOWLIST)} rendered as strings; get_raw_event shows the whole payload), \
+`matched_rules` ({{id, applies_to: {{family, metadata_match}}, operator_directive}}), `filter_applied` (actor, \
+source, type as given; since/until as RFC3339 UTC instants or ""; effective: none, applied or dropped), `notes` \
+(explanations joined by one space), `total` (all matches), `truncated` (total > limit). Every key is always \
+present; no match is a normal result with a note. Errors: invalid_input for a bad argument or an ambiguous id; \
+upstream_unavailable when the store cannot be read. A rule corpus that cannot be loaded leaves matched_rules \
+empty and says so in notes.
+"""
+
+
+def answer(args: Input, view: StoreView, ctx: Context) -> Output:
+    """The §9.1 result over one store view; `ctx` supplies only the rule corpus."""
+    notes: list[str] = []
+    predicates = rulefold.predicates(args.finding_metadata, {})
+    ids = view.resolve_filter("events", args.ids)
+    base = RecordFilter(actor=args.actor, source=args.source, type=args.type, ids=ids)
+    since = parse_bound(args.since, "since") if args.since else None
+    until = parse_bound(args.until, "until") if args.until else None
+
+    if since is None and until is None:
+        effective, page = "none", view.select("events", base, args.limit)
+    else:
+        effective = "applied"
+        page = view.select("events", dataclasses.replace(base, since=since, until=until), args.limit)
+        if not page.total:
+            unbounded = view.select("events", base, args.limit)
+            if unbounded.total:
+                effective, page = "dropped", unbounded
+                notes.append(NOTE_WINDOW_DROPPED)
+
+    rules: list[rulefold.RuleView] = []
+    if args.finding_family:
+        try:
+            rules = rulefold.views(matching_rules(rulefold.corpus(ctx), args.finding_family, predicates))
+        except CorpusError as exc:
+            notes.append(f"rule matching skipped: {exc}")
+    if not page.total:
+        notes.append(NOTE_EMPTY)
+    if page.total > args.limit:
+        notes.append(truncation_note(args.limit, page.total, "events"))
+
+    return Output(
+        events=[EventView(**event_view(record)) for record in page.records],
+        matched_rules=rules,
+        filter_applied=FilterApplied(
+            actor=args.actor,
+            source=args.source,
+            type=args.type,
+            since=render(since) if since is not None else "",
+            until=render(until) if until is not None else "",
+            effective=effective,
+        ),
+        notes=" ".join(notes),
+        total=page.total,
+        truncated=page.total > args.limit,
+    )
+
+
+def handle(args: Input, ctx: Context) -> Output:
+    """Answer over one snapshot of the workspace's store."""
+    with store(ctx).snapshot() as view:
+        return answer(args, view, ctx)

@@ -1,0 +1,121 @@
+"""search_findings (investigate.md §9.2): stored findings by actor, source, type, ids and a lower time bound, in
+stream order."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from harness.context import Context
+from harness.fields import BoundedStr
+from harness.investigate.search_events import DEFAULT_LIMIT, MAX_IDS, MAX_LIMIT, check_since, truncation_note
+from harness.investigate.services import store
+from harness.investigate.views import finding_view
+from harness.store import RecordFilter, StoreView
+from harness.text.rfc3339 import parse_bound
+
+NOTE_EMPTY = "no findings matched the filter"
+
+
+class Input(BaseModel):
+    """Arguments of search_findings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    actor: BoundedStr(256) = Field(
+        default="",
+        description="Actor the finding is about, the whole value ignoring case (deploy-svc, baron); never a "
+        "substring. Empty: any actor.",
+    )
+    source: BoundedStr(256) = Field(
+        default="",
+        description="Finding source, e.g. detector:unusual-login, whole value ignoring case. Empty: any source.",
+    )
+    type: BoundedStr(256) = Field(
+        default="",
+        description="Finding type (family), e.g. unusual-timing, whole value ignoring case. Empty: any type.",
+    )
+    ids: Annotated[list[BoundedStr(256)], Field(max_length=MAX_IDS)] = Field(
+        default_factory=list,
+        description=f"Finding ids to return (at most {MAX_IDS}): exact ignoring case, the id without its finding- "
+        "prefix, or a unique prefix of at least 4 characters. Empty entries are skipped.",
+    )
+    since: Annotated[str, AfterValidator(check_since)] = Field(
+        default="",
+        description="Earliest finding timestamp, inclusive: RFC3339 (2026-04-10T09:00:00Z) or a UTC date "
+        "(2026-04-10 = its first instant); findings without a timestamp are then excluded. Empty: no bound.",
+    )
+    limit: int = Field(
+        default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description=f"Most findings to return, 1..{MAX_LIMIT}."
+    )
+
+
+class Finding(BaseModel):
+    """One stored finding."""
+
+    id: str = Field(description="Stored finding id.")
+    source: str = Field(description="Detector that raised it, as stored.")
+    severity: str = Field(description="Severity as stored.")
+    type: str = Field(description="Finding type (family), as stored.")
+    actor: str = Field(description="Actor as stored.")
+    timestamp: str = Field(description="RFC3339 UTC timestamp, or empty when the finding has none.")
+    reason: str = Field(description="The detector's explanation, sanitized.")
+    evidence: Any = Field(description="The detector's evidence (JSON), every string sanitized.")
+    event_ids: list[str] = Field(description="Ids of the events behind the finding: pass them to search_events ids.")
+
+
+class Output(BaseModel):
+    """Matching findings; every key is always present."""
+
+    findings: list[Finding] = Field(description="The first `limit` matching findings in stream order.")
+    notes: str = Field(description="Explanations joined by one space; empty when there is none.")
+    total: int = Field(description="How many findings matched in all.")
+    truncated: bool = Field(description="total > limit: more findings matched than were returned.")
+
+
+DESCRIPTION = f"""\
+Search the stored security findings (alerts raised by detectors). Returns matching findings in stream order \
+(the order they were ingested; never re-sorted by time).
+
+Filters (all optional, combined with AND): `actor`, `source`, `type` (each at most 256 bytes) match the whole \
+value ignoring case, never a substring or prefix. Use one axis per call: slug-like names such as deploy-svc or \
+ci-bot are usually actors, so pass them as `actor`. `ids` (at most {MAX_IDS} entries): finding ids, exact \
+ignoring case, without their `finding-` prefix, or a unique prefix of at least 4 characters (an ambiguous \
+prefix is invalid_input listing the candidates). `since`: inclusive lower bound on the finding's timestamp, \
+RFC3339 such as 2026-04-10T09:00:00Z or a UTC date such as 2026-04-10 (its first instant); findings without a \
+timestamp are excluded when it is given. There is no upper bound and no window fallback. `limit`: \
+1..{MAX_LIMIT}, default {DEFAULT_LIMIT}.
+
+Output: `findings` (each with every key: id, source, severity, type, actor, timestamp ("" when none), reason, \
+evidence, event_ids; reason and the strings inside evidence are sanitized), `notes` (explanations joined by one \
+space), `total` (all matches), `truncated` (total > limit). A finding's `event_ids` feed search_events `ids` (or \
+get_raw_event) to read the events behind it. Every key is always present; no match is a normal result with a \
+note. Errors: invalid_input for a bad argument or an ambiguous id; upstream_unavailable when the store cannot \
+be read.
+"""
+
+
+def answer(args: Input, view: StoreView) -> Output:
+    """The §9.2 result over one store view."""
+    ids = view.resolve_filter("findings", args.ids)
+    since = parse_bound(args.since, "since") if args.since else None
+    flt = RecordFilter(actor=args.actor, source=args.source, type=args.type, ids=ids, since=since)
+    page = view.select("findings", flt, args.limit)
+    notes: list[str] = []
+    if not page.total:
+        notes.append(NOTE_EMPTY)
+    if page.total > args.limit:
+        notes.append(truncation_note(args.limit, page.total, "findings"))
+    return Output(
+        findings=[Finding(**finding_view(record)) for record in page.records],
+        notes=" ".join(notes),
+        total=page.total,
+        truncated=page.total > args.limit,
+    )
+
+
+def handle(args: Input, ctx: Context) -> Output:
+    """Answer over one snapshot of the workspace's store."""
+    with store(ctx).snapshot() as view:
+        return answer(args, view)

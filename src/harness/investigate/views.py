@@ -1,0 +1,100 @@
+"""What the search operations show of stored records (investigate.md §2, §9.2): pure renderers, no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.text.casefold import normalize_key
+from harness.text.sanitize import sanitize_field
+from harness.text.scalars import render_scalar
+
+METADATA_ALLOWLIST: tuple[str, ...] = (
+    "operation_count",
+    "blobs_accessed",
+    "bytes_read",
+    "resource_count",
+    "rows_affected",
+    "export_format",
+    "includes_pii",
+    "ip",
+    "location",
+    "principal_id",
+    "role",
+    "user_agent",
+    "job_id",
+    "ticket_id",
+    "schedule",
+    "scheduled",
+    "maintenance_window",
+    "window_id",
+    "post_deploy",
+    "caller",
+    "session_name",
+    "source_ip",
+)
+
+_ABSENT = object()
+
+
+class _Keyed:
+    """`casefold.lookup` over one object with each key normalized once, for the 24 lookups a view makes."""
+
+    __slots__ = ("_obj", "_first")
+
+    def __init__(self, obj: Mapping[str, Any]) -> None:
+        self._obj = obj
+        self._first: dict[str, str] = {}
+        for key in obj:
+            self._first.setdefault(normalize_key(key), key)
+
+    def get(self, name: str) -> Any:
+        if name in self._obj:
+            return self._obj[name]
+        key = self._first.get(name)
+        return _ABSENT if key is None else self._obj[key]
+
+
+def _text(value: Any) -> str:
+    return sanitize_field(value) if isinstance(value, str) else ""
+
+
+def _metadata(payload: _Keyed) -> dict[str, str]:
+    nested = payload.get("metadata")
+    meta = _Keyed(nested) if isinstance(nested, dict) else None
+    out: dict[str, str] = {}
+    for name in METADATA_ALLOWLIST:
+        value = meta.get(name) if meta is not None else _ABSENT
+        if value is _ABSENT:
+            value = payload.get(name)
+        # An object or array found in metadata still decides: it is not rendered, and the top level is not consulted.
+        rendered = None if value is _ABSENT else render_scalar(value)
+        if rendered is not None:
+            out[name] = sanitize_field(rendered)
+    return out
+
+
+def event_view(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The EventView of a stored event: identifiers as stored, target/action/metadata from the payload, sanitized."""
+    view = {key: record[key] for key in ("id", "source", "type", "actor", "timestamp")}
+    payload = record["payload"]
+    if not isinstance(payload, dict):
+        return {**view, "target": "", "action": "", "metadata": {}}
+    keyed = _Keyed(payload)
+    return {**view, "target": _text(keyed.get("target")), "action": _text(keyed.get("action")), "metadata": _metadata(keyed)}
+
+
+def sanitize_leaves(value: Any) -> Any:
+    """A copy of a JSON tree with every string leaf through sanitize_field; keys are kept as stored."""
+    if isinstance(value, str):
+        return sanitize_field(value)
+    if isinstance(value, dict):
+        return {key: sanitize_leaves(child) for key, child in value.items()}
+    if isinstance(value, list):
+        return [sanitize_leaves(child) for child in value]
+    return value
+
+
+def finding_view(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored finding with every key, its reason and evidence string leaves sanitized."""
+    return {**record, "reason": sanitize_field(record["reason"]), "evidence": sanitize_leaves(record["evidence"])}
