@@ -38,13 +38,20 @@ class App:
         return self.context().settings
 
     def context(self) -> Any:
-        """The handler context (settings, redactor, clock); raises ConfigError on a bad configuration."""
+        """The handler context (settings, redactor, clock); raises ConfigError on a bad configuration and
+        InvalidInput on a bad `--baseline` file (investigate.md §6.3)."""
         if self._context is None:
             from harness.context import build_context
             from harness.logs import use_redactor
 
-            self._context = build_context(load_settings(self.overrides))
-            use_redactor(self._context.redactor)
+            context = build_context(load_settings(self.overrides))
+            use_redactor(context.redactor)
+            if context.settings.baseline_path is not None:
+                # Imported only when needed: the store modules add ~0.1 s to every call's start-up.
+                from harness.investigate.services import preload
+
+                preload(context)
+            self._context = context
         return self._context
 
     def recorder(self) -> Recorder:
@@ -391,7 +398,7 @@ def _recorded_operator(app: App, tool_name: str, arguments: dict[str, Any], run:
         call = app.call_context()
     except HarnessError as exc:
         _fail(tool_name, exc, app.pretty)
-    app.emit(run_operator(tool_name, arguments, call, run, recorder=app.recorder(), clock=context.clock))
+    app.emit(run_operator(tool_name, arguments, call, run, recorder=app.recorder(), clock=context.clock, ctx=context))
 
 
 @main_group.command("init")

@@ -222,3 +222,14 @@ def test_environment_does_not_choose_the_workspace_when_a_flag_is_given(cli, wor
     (other / "harness.toml").write_text("[bogus]\n")
     monkeypatch.setenv("HARNESS_ROOT", os.fspath(other))
     assert cli("test_echo", "--required-name", "n").exit_code == 0
+
+
+def test_configured_secrets_never_leave_in_output(cli, monkeypatch) -> None:
+    secret = "opaque-configured-secret-value-4242"
+    monkeypatch.setenv("GITHUB_TOKEN", secret)
+    ok = cli("test_echo", "--required-name", "n", "--text", f"x{secret}x")
+    assert secret not in ok.stdout
+    assert ok.json()["text"] == "x[REDACTED:known_secret]x"
+    failed = cli("test_fail", "--code", "refused", "--message", f"upstream said {secret}")
+    assert secret not in failed.stdout
+    assert failed.json()["error"]["message"] == "upstream said [REDACTED:known_secret]"

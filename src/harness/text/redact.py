@@ -153,6 +153,16 @@ class Redactor:
             buf = buf[: cut_outside_placeholders(buf, cap_bytes)] + CAP_MARKER
         return buf.decode("utf-8")
 
+    def redact_known(self, s: str) -> str:
+        """Only the known-secret layer (exact configured values), for operation outputs: data stays as it is."""
+        if not self._known.count:
+            return s
+        buf = s.encode("utf-8", "surrogatepass")
+        spans = self._known.spans(buf)
+        if not spans:
+            return s
+        return rebuild(buf, merge(spans)).decode("utf-8", "surrogatepass")
+
     def redact_json_leaves(self, obj: Any, leaf_cap: int) -> Any:
         """A copy of a JSON tree with every string leaf redacted and capped, and the credential_key rule applied."""
         return self._tree(obj, leaf_cap)[0]
