@@ -265,23 +265,23 @@ def _text(name: str, value: object) -> str | None:
     return value or None
 
 
-def _check_meta_tree(node: Any, depth: int, path: str, redact: Callable[[str], str]) -> None:
+def _check_meta_tree(node: Any, depth: int, path: str, key_is_clean: Callable[[str], bool]) -> None:
     if isinstance(node, dict):
         if depth >= META_MAX_DEPTH:
             raise _refuse(f"meta{path}: nesting deeper than {META_MAX_DEPTH} levels")
         for key, value in node.items():
             if not isinstance(key, str) or _META_KEY.fullmatch(key) is None:
                 raise _refuse(f"meta{path}: key {key!r} does not match {_META_KEY.pattern}")
-            if redact(key) != key:
+            if not key_is_clean(key):
                 raise _refuse(f"meta{path}: a key would be changed by redaction")
-            _check_meta_tree(value, depth + 1, f"{path}.{key}", redact)
+            _check_meta_tree(value, depth + 1, f"{path}.{key}", key_is_clean)
     elif isinstance(node, list):
         if depth >= META_MAX_DEPTH:
             raise _refuse(f"meta{path}: nesting deeper than {META_MAX_DEPTH} levels")
         if len(node) > META_MAX_LIST:
             raise _refuse(f"meta{path}: a list holds at most {META_MAX_LIST} items, got {len(node)}")
         for index, value in enumerate(node):
-            _check_meta_tree(value, depth + 1, f"{path}[{index}]", redact)
+            _check_meta_tree(value, depth + 1, f"{path}[{index}]", key_is_clean)
     elif isinstance(node, bool) or node is None or isinstance(node, str):
         return
     elif isinstance(node, int):
@@ -293,8 +293,15 @@ def _check_meta_tree(node: Any, depth: int, path: str, redact: Callable[[str], s
         raise _refuse(f"meta{path}: unsupported value type {type(node).__name__}")
 
 
-def prepare_meta(meta: Mapping[str, Any] | None, redactor: LedgerRedactor) -> str | None:
-    """Validate meta (§5), redact and cap every string leaf, and return its canonical JSON (None when empty)."""
+def prepare_meta(
+    meta: Mapping[str, Any] | None,
+    redactor: LedgerRedactor,
+    key_is_clean: Callable[[str], bool] | None = None,
+) -> str | None:
+    """Validate meta (§5), redact and cap every string leaf, and return its canonical JSON (None when empty).
+
+    `key_is_clean(key)` says whether redaction leaves a key unchanged; a caller may pass a memoized one.
+    """
     if meta is None:
         return None
     if not isinstance(meta, Mapping):
@@ -302,7 +309,7 @@ def prepare_meta(meta: Mapping[str, Any] | None, redactor: LedgerRedactor) -> st
     tree = dict(meta)
     if not tree:
         return None
-    _check_meta_tree(tree, 0, "", redactor.redact)
+    _check_meta_tree(tree, 0, "", key_is_clean or (lambda key: redactor.redact(key) == key))
     text = canonjson.dumps(redactor.redact_json_leaves(tree, META_LEAF_CAP))
     size = len(text.encode("utf-8"))
     if size > META_CAP:
@@ -354,6 +361,7 @@ def prepare(
     *,
     redaction_version: int,
     now: datetime.datetime | None = None,
+    key_is_clean: Callable[[str], bool] | None = None,
 ) -> PreparedRow:
     """The only path from caller text to a table (§5): validate, cap, redact, default timestamps; raise LedgerValueError."""
     _check_ids(event)
@@ -390,7 +398,7 @@ def prepare(
     if event.status == "ok" and error_text is not None:
         raise _refuse("error: status 'ok' carries no error text")
     sidecar = _sidecar_path(event.result_sidecar_path, redactor.redact)
-    meta = prepare_meta(event.meta, redactor)
+    meta = prepare_meta(event.meta, redactor, key_is_clean)
 
     arguments, args_bytes, _ = _processed(redactor, _text("arguments", event.arguments), ARGUMENTS_CAP)
     preview, preview_bytes, preview_capped = _processed(redactor, _text("result_preview", event.result_preview), PREVIEW_CAP)

@@ -20,7 +20,7 @@ from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnava
 from harness.ledger.model import LedgerRedactor, LedgerRow
 from harness.ledger.records import Clock
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import Cursor, Dialect, Hasher, SqlSnapshot, SqlStore
+from harness.ledger.sqlcore import Dialect, Hasher, SqlSnapshot, SqlStore, WriteWork
 from harness.text import canonjson
 
 T = TypeVar("T")
@@ -33,7 +33,7 @@ DEFAULT_APP_ROLE = "harness_ledger_app"
 MIGRATION_LOCK_KEY = 0x2F0A6C55D3B4E1A7
 LEDGER_TABLES = ("conversations", "tool_invocations", "tombstones", "schema_migrations")
 _ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_CHAIN_CONSTRAINT = "tool_invocations_chain"
+_RETRIED_CONSTRAINTS = ("tool_invocations_chain", "tool_invocations_call_key")
 _UTC = datetime.timezone.utc
 
 _BOOTSTRAP = """CREATE TABLE IF NOT EXISTS ledger.schema_migrations (
@@ -70,6 +70,7 @@ DIALECT = Dialect(
     prefix="ledger.",
     param="%s",
     meta_cast="::jsonb",
+    skip_conflicts=False,
     id_to_db=_identity,
     ts_to_db=_identity,
     bool_to_db=bool,
@@ -172,28 +173,32 @@ class PostgresStore(SqlStore):
         except psycopg_pool.PoolTimeout as exc:
             raise LedgerUnavailable("PostgreSQL ledger unavailable: no pooled connection within the timeout") from exc
 
-    def _write_once(self, conversation_ids: Sequence[str], work: Callable[[Cursor], T]) -> T:
+    def _write_once(self, conversation_ids: Sequence[str], work: WriteWork[T]) -> T:
+        committing = False
         with self._connection() as conn:
-            cur = conn.cursor()
             try:
-                cur.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
-                for conversation_id in sorted(conversation_ids):
-                    cur.execute(
-                        "SELECT pg_advisory_xact_lock(hashtextextended('triage-harness.ledger:' || %s, 0))",
-                        (conversation_id,),
-                    )
-                result = work(cur)
-            except BaseException:
+                # Pipeline mode: BEGIN, the locks and the probes travel in one round trip; the inserts and COMMIT
+                # in a second one. A failed insert makes the server skip the COMMIT queued behind it.
+                with conn.pipeline():
+                    cur = conn.cursor()
+                    cur.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                    for conversation_id in sorted(conversation_ids):
+                        cur.execute(
+                            "SELECT pg_advisory_xact_lock(hashtextextended('triage-harness.ledger:' || %s, 0))",
+                            (conversation_id,),
+                        )
+                    result = work(conn)
+                    cur.execute("COMMIT")
+                    committing = True
+            except BaseException as exc:
                 if not conn.broken:
                     conn.rollback()
+                if committing and isinstance(exc, psycopg.OperationalError):
+                    raise _CommitLost(str(exc)) from exc
                 raise
-            try:
-                cur.execute("COMMIT")
-            except psycopg.OperationalError as exc:
-                raise _CommitLost(str(exc)) from exc
             return result
 
-    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: Callable[[Cursor], T]) -> T:
+    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: WriteWork[T]) -> T:
         if self._readonly:
             raise LedgerUnavailable("the PostgreSQL ledger was opened read-only")
         redact = self._redactor.redact
@@ -205,7 +210,9 @@ class PostgresStore(SqlStore):
                 if attempt == 2:
                     raise LedgerUnavailable(f"PostgreSQL ledger unavailable: {redact(str(exc))}") from exc
             except psycopg.errors.UniqueViolation as exc:
-                if attempt == 2 or exc.diag.constraint_name != _CHAIN_CONSTRAINT:
+                # A chain_seq or call-key conflict means a writer bypassed the lock: one retry with fresh probes
+                # either chains after it or returns the stored row.
+                if attempt == 2 or exc.diag.constraint_name not in _RETRIED_CONSTRAINTS:
                     raise LedgerIntegrityError(f"chain conflict persisted: {_describe(exc, redact)}") from exc
             except psycopg.Error as exc:
                 raise _mapped(exc, redact) from exc

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import datetime
+import functools
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -36,6 +37,7 @@ from harness.ledger.settings import LedgerSettings
 T = TypeVar("T")
 Hasher = Callable[[tuple[Any, ...]], bytes]
 Key3 = tuple[str, str, str]
+WriteWork = Callable[["Connection"], T]
 
 ROW_COLUMNS = (*chain.FIELD_NAMES, "row_hash")
 _COLUMNS = ", ".join(ROW_COLUMNS)
@@ -56,6 +58,12 @@ class Cursor(Protocol):
     def fetchall(self) -> list[Any]: ...
 
 
+class Connection(Protocol):
+    """A connection that hands out cursors (sqlite3 and psycopg both do)."""
+
+    def cursor(self) -> Any: ...
+
+
 @dataclasses.dataclass(frozen=True)
 class Dialect:
     """How one backend spells tables, parameters and column values."""
@@ -64,6 +72,10 @@ class Dialect:
     prefix: str
     param: str
     meta_cast: str
+    # With the writer lock held, the probes are authoritative, so a key conflict means a writer bypassed the lock.
+    # SQLite (one writer at a time) skips such rows and compares the row count; PostgreSQL lets the unique
+    # constraint raise inside the transaction, which lets the insert and the COMMIT share one round trip.
+    skip_conflicts: bool
     id_to_db: Callable[[uuid.UUID], Any]
     ts_to_db: Callable[[datetime.datetime], Any]
     bool_to_db: Callable[[bool], Any]
@@ -113,17 +125,16 @@ class Dialect:
         )
 
 
-_INSERT = (
-    "INSERT INTO {ti} (" + _COLUMNS + ") VALUES (" + ", ".join(["?"] * 21) + ", {meta}, ?, ?, ?, ?)"
-    " ON CONFLICT (conversation_id, request_id, tool_call_id, event) DO NOTHING"
-)
-_HEAD_STATE = (
-    "SELECT (SELECT chain_seq FROM {ti} WHERE conversation_id = ? ORDER BY chain_seq DESC LIMIT 1),"
-    " (SELECT row_hash FROM {ti} WHERE conversation_id = ? ORDER BY chain_seq DESC LIMIT 1),"
-    " (SELECT max(seq) FROM {ti} WHERE conversation_id = ?)"
-)
-_CONVERSATION_STATE = (
-    "SELECT (SELECT count(*) FROM {co} WHERE id = ?), (SELECT count(*) FROM {tb} WHERE conversation_id = ?)"
+_INSERT = "INSERT INTO {ti} (" + _COLUMNS + ") VALUES (" + ", ".join(["?"] * 21) + ", {meta}, ?, ?, ?, ?)"
+_ON_CONFLICT = " ON CONFLICT (conversation_id, request_id, tool_call_id, event) DO NOTHING"
+_HEADS_STATE = (
+    "SELECT v.cid,"
+    " (SELECT t.chain_seq FROM {ti} t WHERE t.conversation_id = v.cid ORDER BY t.chain_seq DESC LIMIT 1),"
+    " (SELECT t.row_hash FROM {ti} t WHERE t.conversation_id = v.cid ORDER BY t.chain_seq DESC LIMIT 1),"
+    " (SELECT max(t.seq) FROM {ti} t WHERE t.conversation_id = v.cid),"
+    " (SELECT count(*) FROM {co} c WHERE c.id = v.cid),"
+    " (SELECT count(*) FROM {tb} b WHERE b.conversation_id = v.cid)"
+    " FROM ({values}) v"
 )
 _CREATE_CONVERSATION = "INSERT INTO {co} (id, created_at) VALUES (?, ?)"
 _CALL_ROWS_ONE = (
@@ -144,62 +155,81 @@ class _ConversationHead:
     chain_seq: int
     row_hash: bytes
     max_seq: int
+    exists: bool
+    tombstoned: bool
 
 
-def _existing_calls(cur: Cursor, d: Dialect, keys: list[Key3]) -> dict[Key3, dict[str, int]]:
-    found: dict[Key3, dict[str, int]] = {}
+def _send_probes(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow]) -> tuple[list[Cursor], list[Cursor]]:
+    """Issue every read the batch needs before reading any result, so a pipelining driver sends them at once.
+
+    Returns the cursors of the call-key probes and of the conversation-head probes.
+    """
+    keys = sorted({p.key[:3] for p in prepared})
+    call_cursors, head_cursors = [], []
     for start in range(0, len(keys), _PROBE_CHUNK):
         chunk = keys[start : start + _PROBE_CHUNK]
+        cur = conn.cursor()
         if len(chunk) == 1:
             cur.execute(d.sql(_CALL_ROWS_ONE), chunk[0])
         else:
             values = ", ".join(["(?, ?, ?)"] * len(chunk))
             cur.execute(d.sql(_CALL_ROWS_MANY.replace("{values}", values)), [v for key in chunk for v in key])
+        call_cursors.append(cur)
+    conversations = sorted({p.conversation_id for p in prepared})
+    for start in range(0, len(conversations), _PROBE_CHUNK):
+        chunk = conversations[start : start + _PROBE_CHUNK]
+        cur = conn.cursor()
+        values = " UNION ALL ".join(["SELECT ? AS cid"] * len(chunk))
+        cur.execute(d.sql(_HEADS_STATE.replace("{values}", values)), chunk)
+        head_cursors.append(cur)
+    return call_cursors, head_cursors
+
+
+def _read_probes(
+    call_cursors: list[Cursor], head_cursors: list[Cursor]
+) -> tuple[dict[Key3, dict[str, int]], dict[str, _ConversationHead]]:
+    calls: dict[Key3, dict[str, int]] = {}
+    for cur in call_cursors:
         for cid, rid, tcid, event, seq in cur.fetchall():
-            found.setdefault((cid, rid, tcid), {})[event] = seq
-    return found
+            calls.setdefault((cid, rid, tcid), {})[event] = seq
+    heads: dict[str, _ConversationHead] = {}
+    for cur in head_cursors:
+        for cid, chain_seq, row_hash, max_seq, exists, tombstoned in cur.fetchall():
+            head_hash = chain.ZERO_HASH if row_hash is None else bytes(row_hash)
+            heads[cid] = _ConversationHead(chain_seq or 0, head_hash, max_seq or 0, bool(exists), bool(tombstoned))
+    return calls, heads
 
 
-def _load_head(cur: Cursor, d: Dialect, conversation_id: str, created_at: datetime.datetime) -> _ConversationHead:
-    cur.execute(d.sql(_HEAD_STATE), (conversation_id, conversation_id, conversation_id))
-    chain_seq, row_hash, max_seq = cur.fetchone()
-    if chain_seq is not None:
-        return _ConversationHead(chain_seq, bytes(row_hash), max_seq or 0)
-    cur.execute(d.sql(_CONVERSATION_STATE), (conversation_id, conversation_id))
-    exists, tombstoned = cur.fetchone()
-    if not exists:
-        if tombstoned:
-            raise LedgerIntegrityError(
-                f"conversation {conversation_id} was deleted from the ledger; use a new conversation id"
-            )
-        cur.execute(d.sql(_CREATE_CONVERSATION), (conversation_id, d.ts_to_db(created_at)))
-    return _ConversationHead(0, chain.ZERO_HASH, 0)
-
-
-def _row_by_key(cur: Cursor, d: Dialect, key: tuple[str, str, str, str]) -> LedgerRow:
+def _row_by_key(conn: Connection, d: Dialect, key: tuple[str, str, str, str]) -> LedgerRow:
+    cur = conn.cursor()
     cur.execute(d.sql(_ROW_BY_KEY), key)
     return d.row_from_db(cur.fetchone())
 
 
-def write_prepared(cur: Cursor, d: Dialect, prepared: Sequence[PreparedRow], hasher: Hasher) -> list[InsertResult]:
+def write_prepared(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow], hasher: Hasher) -> list[InsertResult]:
     """§8.2 for a batch, inside a transaction whose writer lock covers every involved conversation."""
-    existing = _existing_calls(cur, d, sorted({p.key[:3] for p in prepared}))
-    heads: dict[str, _ConversationHead] = {}
+    existing, heads = _read_probes(*_send_probes(conn, d, prepared))
     written: dict[tuple[str, str, str, str], LedgerRow] = {}
+    new_conversations: list[tuple[str, Any]] = []
     new_rows: list[LedgerRow] = []
     results: list[InsertResult] = []
     for p in prepared:
         key3 = (p.conversation_id, p.request_id, p.tool_call_id)
         stored = written.get(p.key)
         if stored is None and p.event in existing.get(key3, {}):
-            stored = _row_by_key(cur, d, p.key)
+            stored = _row_by_key(conn, d, p.key)
         if stored is not None:
             # The same row id means a retry after an ambiguous commit: that write was ours.
             results.append(InsertResult(stored.id == p.id, stored))
             continue
-        head = heads.get(p.conversation_id)
-        if head is None:
-            head = heads[p.conversation_id] = _load_head(cur, d, p.conversation_id, p.ts)
+        head = heads[p.conversation_id]
+        if not head.exists:
+            if head.tombstoned:
+                raise LedgerIntegrityError(
+                    f"conversation {p.conversation_id} was deleted from the ledger; use a new conversation id"
+                )
+            new_conversations.append((p.conversation_id, d.ts_to_db(p.ts)))
+            head.exists = True
         if p.event == "start":
             seq = head.max_seq + 1
             head.max_seq = seq
@@ -208,7 +238,8 @@ def write_prepared(cur: Cursor, d: Dialect, prepared: Sequence[PreparedRow], has
             seq = batch_start.seq if batch_start is not None else existing.get(key3, {}).get("start")
             if seq is None:
                 raise LedgerIntegrityError(
-                    f"end without start: conversation {p.conversation_id}, request {p.request_id}, call {p.tool_call_id}"
+                    f"end without start: conversation {p.conversation_id}, request {p.request_id},"
+                    f" call {p.tool_call_id}"
                 )
         row = build_row(p, seq=seq, chain_seq=head.chain_seq + 1, prev_hash=head.row_hash, hasher=hasher)
         head.chain_seq, head.row_hash = row.chain_seq, row.row_hash
@@ -216,8 +247,12 @@ def write_prepared(cur: Cursor, d: Dialect, prepared: Sequence[PreparedRow], has
         new_rows.append(row)
         results.append(InsertResult(True, row))
     if new_rows:
-        cur.executemany(d.sql(_INSERT), [d.row_params(row) for row in new_rows])
-        if cur.rowcount >= 0 and cur.rowcount != len(new_rows):
+        cur = conn.cursor()
+        if new_conversations:
+            cur.executemany(d.sql(_CREATE_CONVERSATION), new_conversations)
+        cur = conn.cursor()
+        cur.executemany(d.sql(_INSERT + (_ON_CONFLICT if d.skip_conflicts else "")), [d.row_params(r) for r in new_rows])
+        if d.skip_conflicts and cur.rowcount != len(new_rows):
             raise LedgerIntegrityError("a concurrent writer took a call key without the writer lock")
     return results
 
@@ -473,11 +508,13 @@ class SqlStore(abc.ABC):
         self._settings = settings
         self._redaction_version = redaction_version
         self._hasher = hasher
+        # Meta keys come from a small fixed set, so their redaction check is memoized per store.
+        self._key_is_clean = functools.lru_cache(maxsize=4096)(lambda key: redactor.redact(key) == key)
         self.backend = dialect.name
 
     @abc.abstractmethod
-    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: Callable[[Cursor], T]) -> T:
-        """Run `work` in one write transaction holding the writer lock of every listed conversation."""
+    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: WriteWork[T]) -> T:
+        """Run `work(connection)` in one write transaction holding the writer lock of every listed conversation."""
 
     @abc.abstractmethod
     def snapshot(self) -> AbstractContextManager[SqlSnapshot | EmptySnapshot]:
@@ -493,7 +530,13 @@ class SqlStore(abc.ABC):
 
     def prepare(self, event: LedgerEvent) -> PreparedRow:
         """The §5 boundary conversion with this store's redactor, ruleset version and clock."""
-        return prepare(event, self._redactor, redaction_version=self._redaction_version, now=self._clock())
+        return prepare(
+            event,
+            self._redactor,
+            redaction_version=self._redaction_version,
+            now=self._clock(),
+            key_is_clean=self._key_is_clean,
+        )
 
     def insert(self, event: LedgerEvent) -> InsertResult:
         """Write one row (§8.2); idempotent on (conversation_id, request_id, tool_call_id, event)."""
@@ -507,7 +550,7 @@ class SqlStore(abc.ABC):
         full_sync = needs_full_sync(prepared, self._settings.end_sync)
         conversations = sorted({p.conversation_id for p in prepared})
         d, hasher = self._dialect, self._hasher
-        return self._run_write(conversations, full_sync, lambda cur: write_prepared(cur, d, prepared, hasher))
+        return self._run_write(conversations, full_sync, lambda conn: write_prepared(conn, d, prepared, hasher))
 
     def reserve(self, start_event: LedgerEvent) -> Reservation:
         """Insert a start: owned when this call wrote it, else the stored start and its end for replay."""

@@ -18,7 +18,7 @@ from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnava
 from harness.ledger.model import LedgerRedactor, LedgerRow, format_ts
 from harness.ledger.records import Clock
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import Cursor, Dialect, Hasher, SqlSnapshot, SqlStore, empty_snapshot
+from harness.ledger.sqlcore import Dialect, Hasher, SqlSnapshot, SqlStore, WriteWork, empty_snapshot
 from harness.text import redact
 
 T = TypeVar("T")
@@ -55,6 +55,7 @@ DIALECT = Dialect(
     prefix="",
     param="?",
     meta_cast="",
+    skip_conflicts=True,
     id_to_db=str,
     ts_to_db=format_ts,
     bool_to_db=int,
@@ -214,7 +215,7 @@ class SqliteStore(SqlStore):
         self._lock = threading.Lock()
         self._synchronous = ""
 
-    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: Callable[[Cursor], T]) -> T:
+    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: WriteWork[T]) -> T:
         with self._lock:
             conn = self._writer
             if conn is None:
@@ -228,7 +229,7 @@ class SqliteStore(SqlStore):
             except sqlite3.Error as exc:
                 raise _unavailable(exc) from exc
             try:
-                result = work(conn.cursor())
+                result = work(conn)
                 conn.execute("COMMIT")
             except BaseException as exc:
                 if conn.in_transaction:
@@ -292,7 +293,7 @@ class MissingSqliteStore(SqlStore):
         )
         self.path = path
 
-    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: Callable[[Cursor], T]) -> T:
+    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: WriteWork[T]) -> T:
         raise LedgerUnavailable("the SQLite ledger does not exist and was opened read-only")
 
     def snapshot(self) -> Any:
