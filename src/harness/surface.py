@@ -97,6 +97,8 @@ class Registry:
 
 OPERATIONS = Registry(
     [
+        Operation("check_baseline", "Check an entity against the baseline", "investigate", module="harness.investigate.check_baseline"),
+        Operation("lookup_rules", "Look up operator rules for a finding", "investigate", module="harness.investigate.lookup_rules"),
         Operation("github_actor", "Look up a GitHub account", "investigate", module="harness.investigate.github_actor", open_world=True),
         Operation("fp_agent_verify", "Verify an FP/TP verdict against the AUR", "triage", module="harness.triage.fp_agent_verify", open_world=True),
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.config import CONFIG_NAME, ConfigError
 from harness.context import Context
 from harness.net import ClientConfigError, GuardedClient, github_client
-from harness.store import Store
+from harness.store import Baseline, Store, load_baseline_file
 
 
 def github(ctx: Context) -> GuardedClient:
@@ -32,3 +32,20 @@ def _build_github(ctx: Context) -> GuardedClient:
 def store(ctx: Context) -> Store:
     """The workspace's store (or `--store`), with its read index at `[store] index_path` or beside it."""
     return ctx.service("store", lambda: Store(ctx.settings.store_path, index_path=ctx.settings.index_path))
+
+
+def baseline(ctx: Context) -> Baseline | None:
+    """The baseline the tools read (investigate.md §6.3): `--baseline FILE`, else the last stored record, else None.
+
+    Parsed baselines are cached by the store (per record) and by load_baseline_file (per path, size and mtime).
+    """
+    if ctx.settings.baseline_path is not None:
+        return load_baseline_file(ctx.settings.baseline_path)
+    with store(ctx).snapshot() as view:
+        return view.latest_baseline()
+
+
+def preload(ctx: Context) -> None:
+    """Load what must be valid before any call: a bad `--baseline` file is invalid_input for every CLI call."""
+    if ctx.settings.baseline_path is not None:
+        load_baseline_file(ctx.settings.baseline_path)

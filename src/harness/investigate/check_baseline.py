@@ -1,0 +1,204 @@
+"""check_baseline (investigate.md §9.3): what the baseline knows about one entity, matched ignoring case."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.context import Context
+from harness.fields import BoundedStr
+from harness.investigate.services import baseline
+from harness.store import Baseline
+from harness.text.rfc3339 import parse_timestamp
+from harness.text.sanitize import echo
+
+MAX_TYPES = 500
+MAX_ROLES = 200
+MAX_RELATIONSHIPS = 500
+
+NOTE_NO_BASELINE = (
+    "no baseline is available (no baseline record in the store and no --baseline file); every entity reads as unknown"
+)
+NOTE_ABSENT = "entity not found in the baseline"
+
+
+class Input(BaseModel):
+    """Arguments of check_baseline."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entity: BoundedStr(256, min_bytes=1) = Field(
+        description="The actor to look up (e.g. deploy-svc, baron), matched as a whole value ignoring case."
+    )
+    source: BoundedStr(256) = Field(
+        default="",
+        description="A login geo to test (e.g. US), compared ignoring case with the actor's known login geos, not "
+        "with event sources. Empty: no narrowing.",
+    )
+    event_type: BoundedStr(256) = Field(
+        default="",
+        description="An event type (e.g. container_restart) whose count frequency_for_type reports, ignoring case. "
+        "Empty: frequency_for_type is 0.",
+    )
+
+
+class Relationship(BaseModel):
+    """One actor:target history entry of the baseline."""
+
+    count: int = Field(description="How many times the pair was seen.")
+    first_seen: str = Field(description="When it was first seen, as recorded (often a date); empty if unknown.")
+    last_seen: str = Field(description="When it was last seen, as recorded; empty if unknown.")
+
+
+class Output(BaseModel):
+    """What the baseline says about the entity; every key is always present."""
+
+    known: bool = Field(description="The entity has a login profile or is a known actor (after source narrowing).")
+    last_seen: str = Field(description="The login profile's last_seen (RFC3339, UTC), or empty.")
+    frequency: int = Field(description="Events of the entity across all types (sum of frequency_by_type, uncapped).")
+    frequency_by_type: dict[str, int] = Field(description="Event count per event type, spelled as in the baseline.")
+    frequency_for_type: int = Field(description="Events of the entity whose type equals event_type ignoring case.")
+    event_type: str = Field(description="The event_type input as given; empty when not given.")
+    roles: list[str] = Field(description="Elevated role:target strings recorded for the entity, sorted.")
+    relationships: dict[str, Relationship] = Field(
+        description="actor:target entries whose actor or target is the entity, by key."
+    )
+    notes: str = Field(description="Explanations joined by one space; empty when there is none.")
+
+
+DESCRIPTION = f"""\
+Check what the behavioural baseline knows about one entity (usually an actor such as a service account or a \
+user login; slug-like names such as deploy-svc are usually actors): whether it is known, its last login, how \
+often it produced each event type, its elevated roles and its actor:target relationships. Use it to judge whether \
+a finding's activity is normal for that actor.
+
+Inputs: `entity` (required, 1-256 bytes); `source` (default ""): a login geo such as US to test against the \
+entity's known login geos (not an event source); `event_type` (default ""): the type whose count \
+`frequency_for_type` reports. Every comparison is a whole-value match ignoring case: nothing matches by substring \
+or prefix (deploy-svc never matches deploy-svc-canary). One entity per call.
+
+Output: `known`, `last_seen` (the login profile's, RFC3339 UTC, or ""), `frequency` (all events of the entity), \
+`frequency_by_type` ({{type: count}}), `frequency_for_type`, `event_type` (echoed), `roles` (sorted \
+role:target strings), `relationships` ({{"actor:target": {{count, first_seen, last_seen}}}}, the entries whose \
+actor or target is the entity), `notes`. Every key is always present; empty is a normal result, not an error.
+
+How to read it: `known` is true when the entity has a login profile or appears among the known actors. When \
+`source` is given and the entity's profile has login geos, `known` becomes whether `source` is one of those geos \
+(a note explains it); an entity without a profile or without geos is never narrowed. An entity absent from the \
+baseline is `known` false with the note "{NOTE_ABSENT}". Without any baseline (none built in the store and no \
+--baseline file) every entity reads as unknown, with a note saying so.
+
+The baseline read is the --baseline file given to the server or CLI, else the newest baseline record in the store \
+(`harness baseline build`). Caps: `frequency_by_type` {MAX_TYPES} types, `roles` {MAX_ROLES}, `relationships` \
+{MAX_RELATIONSHIPS} entries (the first by sort order; a note says when a cap applied; `frequency` still counts \
+everything). Errors: invalid_input for a bad argument or a bad --baseline file; upstream_unavailable when the store \
+cannot be read.
+"""
+
+
+def _ci(a: str, b: str) -> bool:
+    return a.lower() == b.lower()
+
+
+def _later(a: str, b: str) -> str:
+    """The later of two normalized timestamps; "" is the earliest."""
+    if not a or not b:
+        return a or b
+    return b if parse_timestamp(b) > parse_timestamp(a) else a
+
+
+def _profile(found: Baseline, entity: str) -> tuple[bool, str, list[str]]:
+    """Whether a profile exists, and the merged profile's last_seen and geos."""
+    exists, last_seen = False, ""
+    geos: set[str] = set()
+    for actor, profile in found.known_users.items():
+        if _ci(actor, entity):
+            exists = True
+            last_seen = _later(last_seen, profile["last_seen"])
+            geos.update(profile["known_geos"])
+    return exists, last_seen, sorted(geos)
+
+
+def _frequency(tables: Mapping[str, int], entity: str) -> Counter[str]:
+    """Counts per type of the keys `source:type:<entity>`; `time:` keys and short keys never count."""
+    by_type: Counter[str] = Counter()
+    for key, count in tables.items():
+        parts = key.split(":", 2)
+        # Everything after the second colon is the actor, so actors holding colons (ARNs) still count.
+        if len(parts) == 3 and not _ci(parts[0], "time") and _ci(parts[2], entity):
+            by_type[parts[1]] += count
+    return by_type
+
+
+def _relationship_matches(key: str, entity: str) -> bool:
+    """The part before the first colon (the whole key without one) or the part after it is the entity."""
+    actor, colon, target = key.partition(":")
+    return _ci(actor, entity) or (bool(colon) and _ci(target, entity))
+
+
+def _capped(name: str, keys: Iterable[str], cap: int, notes: list[str]) -> list[str]:
+    ordered = sorted(keys)
+    if len(ordered) > cap:
+        notes.append(f"{name} truncated to the first {cap} of {len(ordered)} entries")
+    return ordered[:cap]
+
+
+def _empty(args: Input, notes: str) -> Output:
+    return Output(
+        known=False,
+        last_seen="",
+        frequency=0,
+        frequency_by_type={},
+        frequency_for_type=0,
+        event_type=args.event_type,
+        roles=[],
+        relationships={},
+        notes=notes,
+    )
+
+
+def check(found: Baseline, args: Input) -> Output:
+    """The §9.3 answer for one entity over one baseline (pure)."""
+    entity = args.entity
+    notes: list[str] = []
+    has_profile, last_seen, geos = _profile(found, entity)
+    known = has_profile or any(_ci(actor, entity) for actor in found.known_actors)
+    if not known:
+        notes.append(NOTE_ABSENT)
+    elif args.source and geos and not any(_ci(geo, args.source) for geo in geos):
+        known = False
+        notes.append(
+            f"entity is in the baseline but source {echo(args.source)} is not one of its known geos "
+            f"({', '.join(geos)}), so known is false"
+        )
+
+    by_type = _frequency(found.frequency_tables, entity)
+    shown_types = _capped("frequency_by_type", by_type, MAX_TYPES, notes)
+    roles: set[str] = set()
+    for actor, entries in found.actor_roles.items():
+        if _ci(actor, entity):
+            roles.update(entries)
+    shown_roles = _capped("roles", roles, MAX_ROLES, notes)
+    related = [key for key in found.relationships if _relationship_matches(key, entity)]
+    shown_related = _capped("relationships", related, MAX_RELATIONSHIPS, notes)
+    return Output(
+        known=known,
+        last_seen=last_seen,
+        frequency=sum(by_type.values()),
+        frequency_by_type={t: by_type[t] for t in shown_types},
+        frequency_for_type=sum(n for t, n in by_type.items() if args.event_type and _ci(t, args.event_type)),
+        event_type=args.event_type,
+        roles=shown_roles,
+        relationships={key: Relationship(**found.relationships[key]) for key in shown_related},
+        notes=" ".join(notes),
+    )
+
+
+def handle(args: Input, ctx: Context) -> Output:
+    """Answer from the baseline the context selects (§6.3)."""
+    found = baseline(ctx)
+    if found is None:
+        return _empty(args, NOTE_NO_BASELINE)
+    return check(found, args)
