@@ -1,0 +1,215 @@
+"""Support for the renderer tests: real verified results from fp_agent_verify, and both front doors."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import anyio
+import trustme
+from mcp import Client
+
+from harness.config import Overrides, load_settings
+from harness.context import build_context
+from harness.errors import EXIT_CODES
+from harness.mcp_server import build_server
+from harness.surface import OPERATIONS
+from harness.triage import fp_agent_verify
+from runners import run_cli
+from tests.net.https_server import HttpsServer
+from tests.triage.fake_aur import (
+    TAKEDOWN_PROVENANCE,
+    FakeAur,
+    install_demo_bin,
+    install_typo,
+)
+from triage_samples import tp_sample, v0
+from watcher import RULES_PATH, edit_diff
+
+VERIFY_DAY = datetime(2026, 1, 14, 9, 30, tzinfo=timezone.utc)
+RULES_FIX = {"path": RULES_PATH, "diff": edit_diff(2, 'RULE_002 = "fixed"')}
+PASSWD_FIX = {
+    "path": "../etc/passwd",
+    "diff": "--- a/../etc/passwd\n+++ b/../etc/passwd\n@@ -1 +1 @@\n-root:x:0:0::/root:/bin/sh\n+x\n",
+}
+MODE_FIX = {"path": RULES_PATH, "diff": "new mode 100755\n" + RULES_FIX["diff"]}
+LINK_FIX = {"path": "src/trustsight/link.py", "diff": edit_diff(2, 'RULE_002 = "fixed"', "src/trustsight/link.py")}
+
+
+def _with_fixes(*fixes: dict[str, str]) -> dict[str, Any]:
+    verdict = v0()
+    verdict["code_fixes"] = [dict(fix) for fix in fixes]
+    return verdict
+
+
+def _two_rules() -> dict[str, Any]:
+    verdict = v0()
+    verdict["evidence"].append(
+        {"rule_id": "R053", "file": "tiny-demo.install", "line": None, "claim": "Same scriptlet, other rule."}
+    )
+    verdict["proposed_changes"].append(
+        {"kind": "suppression", "rule_id": "R053", "reason": "The unchanged scriptlet also triggers R053."}
+    )
+    return verdict
+
+
+def _tp_incident() -> dict[str, Any]:
+    verdict = tp_sample()
+    change = verdict["proposed_changes"][1]
+    del change["campaign"]
+    change["incident"] = "INC-7"
+    verdict["proposed_changes"] = [change]
+    return verdict
+
+
+def _tp_absent() -> dict[str, Any]:
+    verdict = tp_sample()
+    verdict["package"] = "tiny-gone"
+    verdict["proposed_changes"].append(
+        {
+            "kind": "ioc",
+            "type": "package",
+            "value": "tiny-gone",
+            "confidence": "confirmed",
+            "provenance": TAKEDOWN_PROVENANCE,
+            "incident": "INC-9",
+            "expires_at": "2026-07-01",
+            "note": "Removed by the AUR team.",
+        }
+    )
+    return verdict
+
+
+def _pipes() -> dict[str, Any]:
+    verdict = v0()
+    verdict["evidence"][0]["claim"] = "Same | bytes, x\\|y kept."
+    verdict["rationale"] = "Line one | with a pipe.\nLine two."
+    return verdict
+
+
+def _tp_without_takedown() -> dict[str, Any]:
+    verdict = _tp_absent()
+    verdict["proposed_changes"][2]["provenance"] = "maintainer report"
+    return verdict
+
+
+VERDICTS: dict[str, Callable[[], dict[str, Any]]] = {
+    "A1": v0,
+    "A19": lambda: _with_fixes(RULES_FIX, PASSWD_FIX),
+    "A20-mode": lambda: _with_fixes(MODE_FIX, PASSWD_FIX),
+    "A20-link": lambda: _with_fixes(LINK_FIX, PASSWD_FIX),
+    "two-rules": _two_rules,
+    "A14": tp_sample,
+    "tp-incident": _tp_incident,
+    "tp-absent": _tp_absent,
+    "pipes": _pipes,
+    "tp-unverified": _tp_without_takedown,
+}
+UNVERIFIED = frozenset({"A2", "tp-unverified"})
+
+
+def verify_all(ca: trustme.CA, tmp: Path) -> dict[str, dict[str, Any]]:
+    """Run the real fp_agent_verify handler on every verdict above (and V0 on the `changed` variant as A2)."""
+    workspace = tmp / "verify-ws"
+    workspace.mkdir()
+    results: dict[str, dict[str, Any]] = {}
+    with HttpsServer(ca) as server:
+        (workspace / "aur-ca.pem").write_text(Path(server.ca_file).read_text())
+        fake = FakeAur(server, tmp / "aur", workspace)
+        install_demo_bin(fake)
+        install_typo(fake)
+
+        def run(verdict: dict[str, Any]) -> dict[str, Any]:
+            context = build_context(load_settings(Overrides(workspace=workspace)), clock=lambda: VERIFY_DAY)
+            try:
+                answer = fp_agent_verify.handle(fp_agent_verify.Input(verdict=verdict), context)
+            finally:
+                context.close()
+            return answer.model_dump(mode="json")
+
+        for name, make in VERDICTS.items():
+            results[name] = run(make())
+        install_demo_bin(fake, "changed")
+        results["A2"] = run(v0())
+    unverified = {name for name, result in results.items() if result["verified"] == (name in UNVERIFIED)}
+    assert not unverified, f"fixture results with the wrong verified flag: {unverified}"
+    return results
+
+
+def fresh(results: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
+    """A mutable copy of one result."""
+    return copy.deepcopy(results[name])
+
+
+@dataclass
+class Answer:
+    """One call as both front doors answered it (byte parity already asserted)."""
+
+    document: dict[str, Any]
+    text: str
+    exit_code: int
+
+    @property
+    def error(self) -> dict[str, Any]:
+        return dict(self.document.get("error", {}))
+
+
+def _cli_args(operation: str, arguments: dict[str, Any], scratch: Path) -> list[str]:
+    args = [operation]
+    for key, value in arguments.items():
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, dict):
+            path = scratch / f"{key}.json"
+            path.write_text(json.dumps(value, indent=1))
+            args += [flag, str(path)]
+        else:
+            args += [flag, str(value)]
+    return args
+
+
+def call_cli(workspace: Path, operation: str, arguments: dict[str, Any]) -> Answer:
+    """The call through the in-process CLI: flags, object inputs written to files."""
+    cli = run_cli(["--workspace", str(workspace), *_cli_args(operation, arguments, workspace)])
+    return Answer(json.loads(cli.stdout), cli.stdout.removesuffix("\n"), cli.exit_code)
+
+
+def call_mcp(workspace: Path, operation: str, arguments: dict[str, Any]) -> tuple[Answer, Any]:
+    """The call through the in-memory MCP client; the exit code is the CLI's for the same error code."""
+    context = build_context(load_settings(Overrides(workspace=workspace)))
+
+    async def over_mcp() -> Any:
+        async with Client(build_server(OPERATIONS, context)) as client:
+            return await client.call_tool(operation, arguments)
+
+    try:
+        mcp = anyio.run(over_mcp)
+    finally:
+        context.close()
+    (content,) = mcp.content
+    document = json.loads(content.text)
+    if not mcp.is_error:
+        assert mcp.structured_content == document
+    code = EXIT_CODES[document["error"]["code"]] if mcp.is_error else 0
+    return Answer(document, content.text, code), mcp
+
+
+def call_both(workspace: Path, operation: str, arguments: dict[str, Any]) -> Answer:
+    """The call through both front doors; asserts byte parity and returns the CLI's answer."""
+    cli = call_cli(workspace, operation, arguments)
+    mcp, _ = call_mcp(workspace, operation, arguments)
+    assert cli.text == mcp.text, f"CLI and MCP differ for {operation}"
+    assert cli.exit_code == mcp.exit_code
+    return cli
+
+
+def render_workspace(root: Path, watcher: Path | None) -> Path:
+    """A workspace whose harness.toml points `[triage] watcher_repo` at `watcher` (or leaves it unset)."""
+    root.mkdir(parents=True)
+    if watcher is not None:
+        (root / "harness.toml").write_text(f"[triage]\nwatcher_repo = {json.dumps(str(watcher))}\n")
+    return root
