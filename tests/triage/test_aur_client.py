@@ -242,6 +242,7 @@ def test_rpc_reply_rules(reply: Any, outcome: str) -> None:
         b'{"version": NaN}',
         "\u00e9".encode("latin-1"),
         b"[" * 40 + b"]" * 40,
+        b'{"resultcount":0,"results":[],"type":"multiinfo","version":5,"x":' + b"[" * 16 + b"]" * 16 + b"}",
     ],
 )
 def test_rpc_bodies_refused_by_the_strict_reader(fake_aur: FakeAur, make_aur: MakeAur, body: bytes) -> None:

@@ -694,3 +694,41 @@ def test_aur_client_is_built_once_per_process(demo: FakeAur) -> None:
 
     ok(call_mcp(demo.workspace, v0(), prepare=prepare))
     assert len(built) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# A22 for verify: CLI and MCP give byte-identical output in every kind of outcome
+
+
+def _uncertain() -> dict[str, Any]:
+    verdict = v0()
+    verdict["verdict"], verdict["proposed_changes"] = "uncertain", []
+    return verdict
+
+
+def _fatal() -> dict[str, Any]:
+    verdict = v0()
+    verdict["evidence"][0]["rule_id"] = verdict["proposed_changes"][0]["rule_id"] = "R012"
+    return verdict
+
+
+@pytest.mark.parametrize(
+    ("install", "verdict"),
+    [
+        (lambda fake: install_demo_bin(fake, "changed"), v0),
+        (lambda fake: install_demo_bin(fake), _uncertain),
+        (lambda fake: install_demo_bin(fake), _fatal),
+        (lambda fake: install_fetch(fake, "srcinfo-only"), lambda: fetch_verdict(EXTRA_URL)),
+        (lambda fake: install_typo(fake), tp_sample),
+        (lambda fake: None, v0),
+    ],
+    ids=["A2", "A11", "A6", "A9", "A14", "absent"],
+)
+def test_cli_and_mcp_bytes_agree(
+    fake_aur: FakeAur,
+    both_doors: Callable[..., Answer],
+    install: Callable[[FakeAur], None],
+    verdict: Callable[[], dict[str, Any]],
+) -> None:
+    install(fake_aur)
+    both_doors(fake_aur.workspace, verdict())

@@ -32,6 +32,7 @@ RPC_PATH = "/rpc/v5/info"
 PLAIN_PREFIX = ("cgit", "aur.git", "plain")
 PACKAGE_FILES = ("PKGBUILD", ".SRCINFO")
 BODY_CAP = 1_048_576
+RPC_MAX_DEPTH = 16
 CHALLENGE_SCAN_BYTES = 2_000
 CHALLENGE_MARKERS = (b"anubis", b"challenge", b"just a moment")
 
@@ -192,7 +193,7 @@ def classify_rpc(response: Response, name: str, url: str) -> RpcAnswer:
     if media != "application/json":
         return RpcAnswer("unavailable", url, MALFORMED_RPC)
     try:
-        reply = loads_strict(response.body)
+        reply = loads_strict(response.body, max_depth=RPC_MAX_DEPTH)
     except StrictJSONError:
         return RpcAnswer("unavailable", url, MALFORMED_RPC)
     return rpc_outcome(reply, name, url)
