@@ -82,7 +82,10 @@ VECTORS: list[tuple[dict[str, Any], list[str]]] = [
     ),
     ({"finding_family": "unusual-timing"}, []),
     ({"finding_family": "forged-family", "maintenance_window": "true"}, []),
-    ({"finding_family": "unusual-timing", "finding_metadata": {"maintenance-window": "true", "scheduled": ""}}, ["R-001"]),
+    (
+        {"finding_family": "unusual-timing", "finding_metadata": {"maintenance-window": "true", "scheduled": ""}},
+        ["R-001"],
+    ),
     ({"finding_family": "volume-anomaly", "finding_metadata": {"Scheduled": "True", "deployRelease": "TRUE"}},
      ["R-002", "R-008"]),
     ({"finding_family": "unusual-timing", "maintenance_window": "true", "scheduled": "true"}, ["R-001"]),
@@ -111,7 +114,10 @@ def test_a_blank_family_passes_and_matches_nothing(workspace: Path, door: Callab
         ({"finding_id": "", "finding_family": "unusual-timing"}, "finding_id: must not be empty"),
         ({"finding_id": "f"}, "finding_family: is required"),
         ({"finding_id": "f", "finding_family": ""}, "finding_family: must not be empty"),
-        ({"finding_id": "f", "finding_family": "x" * 129}, "finding_family: must be at most 128 bytes (UTF-8), got 129"),
+        (
+            {"finding_id": "f", "finding_family": "x" * 129},
+            "finding_family: must be at most 128 bytes (UTF-8), got 129",
+        ),
         ({"finding_id": "f" * 257, "finding_family": "x"}, "finding_id: must be at most 256 bytes (UTF-8), got 257"),
         (
             {"finding_id": "f", "finding_family": "x", "maintenance_window": "t" * 257},

@@ -29,7 +29,10 @@ FLAT_PREDICATES = (
 
 
 def _predicate(example: str) -> Any:
-    return Field(default="", description=f"Predicate you assert after reading the events, e.g. {example}. Empty: not asserted.")
+    """A flat predicate field: a string observation, "" when not asserted."""
+    return Field(
+        default="", description=f"Predicate you assert after reading the events, e.g. {example}. Empty: not asserted."
+    )
 
 
 class Input(BaseModel):
@@ -37,17 +40,14 @@ class Input(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    finding_id: BoundedStr(256, min_bytes=1) = Field(
-        description="Id of the finding being triaged (echoed back)."
-    )
+    finding_id: BoundedStr(256, min_bytes=1) = Field(description="Id of the finding being triaged (echoed back).")
     finding_family: BoundedStr(128, min_bytes=1) = Field(
-        description="Finding family, e.g. unusual-timing (a finding's type), matched ignoring case; "
-        "not trimmed."
+        description="Finding family, e.g. unusual-timing (a finding's type), matched ignoring case; not trimmed."
     )
     maintenance_window: BoundedStr(PREDICATE_BYTES) = _predicate('"true" (a declared maintenance window)')
     scheduled: BoundedStr(PREDICATE_BYTES) = _predicate('"true" (a scheduled job produced it)')
     resolution_event: BoundedStr(PREDICATE_BYTES) = _predicate('"login_success"')
-    location_change: BoundedStr(PREDICATE_BYTES) = _predicate('"true" (travel: the location differs from the usual one)')
+    location_change: BoundedStr(PREDICATE_BYTES) = _predicate('"true" (travel: the location differs from usual)')
     automation_provenance: BoundedStr(PREDICATE_BYTES) = _predicate('"terraform"')
     deploy_release: BoundedStr(PREDICATE_BYTES) = _predicate('"true" (a tagged deployment release)')
     sensitive_bulk_read: BoundedStr(PREDICATE_BYTES) = _predicate('"true"')
@@ -107,11 +107,5 @@ def handle(args: Input, ctx: Context) -> Output:
     except CorpusError as exc:
         raise UpstreamUnavailable(str(exc)) from None
     rules = matching_rules(corpus, args.finding_family, predicates)
-    notes = (
-        ""
-        if rules
-        else f"no operator rule matched family {echo(args.finding_family)} with the supplied predicates"
-    )
-    return Output(
-        finding_id=args.finding_id, rules=rulefold.views(rules), corpus_sha256=corpus.sha256, notes=notes
-    )
+    notes = "" if rules else f"no operator rule matched family {echo(args.finding_family)} with the supplied predicates"
+    return Output(finding_id=args.finding_id, rules=rulefold.views(rules), corpus_sha256=corpus.sha256, notes=notes)
