@@ -101,5 +101,8 @@ OPERATIONS = Registry(
         Operation("lookup_rules", "Look up operator rules for a finding", "investigate", module="harness.investigate.lookup_rules"),
         Operation("github_actor", "Look up a GitHub account", "investigate", module="harness.investigate.github_actor", open_world=True),
         Operation("fp_agent_verify", "Verify an FP/TP verdict against the AUR", "triage", module="harness.triage.fp_agent_verify", open_world=True),
+        Operation("fp_agent_pr", "Render the PR of a verified verdict", "triage", module="harness.triage.fp_agent_pr"),
+        Operation("fp_agent_alert", "Render the confirmed-IOC alert of a verified TP", "triage", module="harness.triage.fp_agent_alert"),
+        Operation("repo_file", "Read one file of the watcher checkout", "triage", module="harness.triage.repo_file"),
     ]
 )

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.aur.client import UnusableClient
 from harness.store import Store
+from harness.triage.verdict import validate_verdict
+from harness.triage.verify import verify
 from tests.investigate.baseline_support import BASELINE_B
 from tests.triage.triage_samples import v0
 
 
 def _verdict(**changes: Any) -> dict[str, Any]:
     return {**v0(), **changes}
+
+
+def _uncertain_result() -> dict[str, Any]:
+    """The real fp_agent_verify result of an uncertain V0 (it makes no request): one the renderers refuse."""
+    verdict = validate_verdict(_verdict(verdict="uncertain", proposed_changes=[]))
+    day = datetime(2026, 1, 15, tzinfo=timezone.utc)
+    return verify(verdict, UnusableClient("unused"), lambda: day).model_dump(mode="json")
 
 
 PACKAGE_CORPUS: list[tuple[str, dict[str, Any]]] = [
@@ -43,6 +54,20 @@ PACKAGE_CORPUS: list[tuple[str, dict[str, Any]]] = [
     ("fp_agent_verify", {"verdict": _verdict(transition=None)}),
     ("fp_agent_verify", {"verdict": "not an object"}),
     ("fp_agent_verify", {}),
+    # fp_agent_pr, fp_agent_alert: refusals and invalid input (success needs a verified result, see tests/triage).
+    ("fp_agent_pr", {"result": _uncertain_result(), "target_repo": "trustsight", "date": "2026-01-15"}),
+    ("fp_agent_pr", {"result": {}, "target_repo": "trustsight", "date": "2026-01-15"}),
+    ("fp_agent_pr", {"result": _uncertain_result(), "target_repo": "gitlab", "date": "2026-01-15"}),
+    ("fp_agent_pr", {"result": _uncertain_result(), "target_repo": "trustsight", "date": "2026-02-30"}),
+    ("fp_agent_pr", {"result": _uncertain_result(), "target_repo": "trustsight"}),
+    ("fp_agent_alert", {"result": _uncertain_result()}),
+    ("fp_agent_alert", {"result": {"verified": True}}),
+    ("fp_agent_alert", {}),
+    # repo_file: the corpus workspace has no watcher checkout.
+    ("repo_file", {"path": "src/trustsight/rules.py"}),
+    ("repo_file", {"path": "/etc/passwd"}),
+    ("repo_file", {"path": "src/trustsight/x.py", "max_bytes": 0}),
+    ("repo_file", {}),
 ]
 
 
