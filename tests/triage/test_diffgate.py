@@ -150,7 +150,7 @@ def test_path_rules_come_first() -> None:
 
 def test_characters_outside_the_diff_mode_are_refused() -> None:
     assert rejection(RULES_PATH, edit_diff(2, "caf\u00e9")) == (
-        "format gate: diff: character U+00E9 at index 145 is not allowed"
+        "format gate: diff: character U+00E9 at index 210 is not allowed"
     )
     assert rejection(RULES_PATH, edit_diff(2, "a\x1bb")).startswith("format gate: diff: character U+001B")
     assert rejection(RULES_PATH, edit_diff(2, "\ud800")) == "diff is not UTF-8"
@@ -172,7 +172,7 @@ def test_prose_rule_does_not_apply_to_diffs() -> None:
         ("diff --git a/x\n" + EDIT, "diff line 1: malformed diff --git header"),
         ("index 12..34\n" + EDIT, "diff line 1: malformed index header"),
         ("index 1234567..89abcde 100664\n" + EDIT, "diff line 1: index mode 100664 is not 100644"),
-        (EDIT + "\\ No newline at end of file\n\\ No newline at end of file\n", "diff line 7: expected a @@ hunk header"),
+        (EDIT + "\\ No newline at end of file\n\\ No newline at end of file\n", "diff line 11: expected a @@ hunk header"),
         (f"--- a/{RULES_PATH}\n+++ b/{RULES_PATH}\n@@ -1 +1 @@\n\\ No newline at end of file\n-a\n+b\n", "hunk 1 does not have the lines its @@ header counts"),
         (f"--- a/{RULES_PATH}\n+++ b/{RULES_PATH}\n@@ -1,x +1 @@\n-a\n+b\n", "diff line 3: expected a @@ hunk header"),
     ],
