@@ -90,8 +90,14 @@ def measure(dsn: str, rows: int, redactor: Redactor, quick: bool) -> list[dict[s
     migrate_postgres(dsn, settings=LedgerSettings(), redact=redactor.redact)
 
     def open_store(hasher: Callable[[tuple[Any, ...]], bytes] = chain.hash_values) -> SqlStore:
-        return open_postgres_store(dsn, redactor=redactor, clock=utc_now, settings=LedgerSettings(pool_max=1),
-                                   redaction_version=RULESET_VERSION, hasher=hasher)  # fmt: skip
+        return open_postgres_store(
+            dsn,
+            redactor=redactor,
+            clock=utc_now,
+            settings=LedgerSettings(pool_max=1),
+            redaction_version=RULESET_VERSION,
+            hasher=hasher,
+        )
 
     store, constant = open_store(), open_store(constant_hash)
     with psycopg.connect(dsn, autocommit=True) as bare:
@@ -118,13 +124,34 @@ def measure(dsn: str, rows: int, redactor: Redactor, quick: bool) -> list[dict[s
     return [
         row("pg.start_insert_p50", p50, "ms", target="<= 1 ms", meets_target=p50 <= 1, baseline=b50, ratio=p50 / b50),
         row("pg.start_insert_p99", p99, "ms", target="<= 5 ms", meets_target=p99 <= 5, baseline=b99, ratio=p99 / b99),
-        row("pg.one_connection_inserts", throughput, "rows/s", target=">= 2000 rows/s",
-            meets_target=throughput >= 2000, baseline=bare_throughput, ratio=throughput / bare_throughput),
-        row("pg.insert_many_pipeline", many, "rows/s", target=">= 10000 rows/s", meets_target=many >= 10000,
-            baseline=many_bare, ratio=many / many_bare),
-        row("pg.chain_overhead_single_row", overhead, "%", target="<= 15 %", meets_target=overhead <= 15,
-            baseline=constant_rate, ratio=chained_rate / constant_rate),
-    ]  # fmt: skip
+        row(
+            "pg.one_connection_inserts",
+            throughput,
+            "rows/s",
+            target=">= 2000 rows/s",
+            meets_target=throughput >= 2000,
+            baseline=bare_throughput,
+            ratio=throughput / bare_throughput,
+        ),
+        row(
+            "pg.insert_many_pipeline",
+            many,
+            "rows/s",
+            target=">= 10000 rows/s",
+            meets_target=many >= 10000,
+            baseline=many_bare,
+            ratio=many / many_bare,
+        ),
+        row(
+            "pg.chain_overhead_single_row",
+            overhead,
+            "%",
+            target="<= 15 %",
+            meets_target=overhead <= 15,
+            baseline=constant_rate,
+            ratio=chained_rate / constant_rate,
+        ),
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> None:

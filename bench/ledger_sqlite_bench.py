@@ -31,7 +31,7 @@ ARGUMENTS = '{"actor":"admin-user","limit":100,"since":"2026-01-01T00:00:00Z","t
 
 
 def utc_now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return datetime.datetime.now(datetime.UTC)
 
 
 def bench_redactor() -> Redactor:
@@ -46,8 +46,15 @@ def sample_events(count: int, *, tag: str, conversations: int = 8) -> list[Ledge
     """Start rows shaped like a dispatcher's: canonical JSON arguments and start-row meta."""
     meta = {"surface": "cli", "harness_version": "0.1.0", "conversation_source": "generated"}
     return [
-        LedgerEvent(f"{tag}-c{n % conversations}", f"{tag}-r{n}", f"call-{n}", "search_events", "start",
-                    arguments=ARGUMENTS, meta=meta)  # fmt: skip
+        LedgerEvent(
+            f"{tag}-c{n % conversations}",
+            f"{tag}-r{n}",
+            f"call-{n}",
+            "search_events",
+            "start",
+            arguments=ARGUMENTS,
+            meta=meta,
+        )
         for n in range(count)
     ]
 
@@ -61,8 +68,12 @@ def prepared_rows(redactor: Redactor, events: Sequence[LedgerEvent]) -> list[Led
     """The rows a store would write, for the bare-table baseline."""
     now = utc_now()
     return [
-        build_row(prepare(e, redactor, redaction_version=RULESET_VERSION, now=now), seq=n + 1, chain_seq=n + 1,
-                  prev_hash=chain.ZERO_HASH)  # fmt: skip
+        build_row(
+            prepare(e, redactor, redaction_version=RULESET_VERSION, now=now),
+            seq=n + 1,
+            chain_seq=n + 1,
+            prev_hash=chain.ZERO_HASH,
+        )
         for n, e in enumerate(events)
     ]
 
@@ -147,28 +158,63 @@ def main(argv: Sequence[str] | None = None) -> None:
         root = Path(tmp)
 
         def open_store(name: str, hasher: Callable[[tuple[Any, ...]], bytes] = chain.hash_values) -> SqlStore:
-            return open_sqlite_store(root / name, redactor=redactor, clock=utc_now, settings=settings,
-                                     redaction_version=RULESET_VERSION, hasher=hasher)  # fmt: skip
+            return open_sqlite_store(
+                root / name,
+                redactor=redactor,
+                clock=utc_now,
+                settings=settings,
+                redaction_version=RULESET_VERSION,
+                hasher=hasher,
+            )
 
         store = open_store("single.sqlite3")
         bare = bare_table(root / "bare.sqlite3")
         single = store_single(store, sample_events(single_rows, tag="single"))
         single_bare = bare_single(bare, prepared_rows(redactor, sample_events(single_rows, tag="bare")))
-        results.append(row("sqlite.single_row_inserts", single, "rows/s", target=">= 5000 rows/s",
-                           meets_target=single >= 5000, baseline=single_bare, ratio=single / single_bare))  # fmt: skip
+        results.append(
+            row(
+                "sqlite.single_row_inserts",
+                single,
+                "rows/s",
+                target=">= 5000 rows/s",
+                meets_target=single >= 5000,
+                baseline=single_bare,
+                ratio=single / single_bare,
+            )
+        )
 
         batches = store_batches(open_store("batch.sqlite3"), sample_events(batch_rows, tag="batch"))
         batches_bare = bare_batches(bare, prepared_rows(redactor, sample_events(batch_rows, tag="bare2")))
-        results.append(row("sqlite.insert_many_500", batches, "rows/s", target=">= 20000 rows/s",
-                           meets_target=batches >= 20000, baseline=batches_bare, ratio=batches / batches_bare))  # fmt: skip
+        results.append(
+            row(
+                "sqlite.insert_many_500",
+                batches,
+                "rows/s",
+                target=">= 20000 rows/s",
+                meets_target=batches >= 20000,
+                baseline=batches_bare,
+                ratio=batches / batches_bare,
+            )
+        )
 
         chained, constant = chain_overhead(
-            open_store("chained.sqlite3"), open_store("constant.sqlite3", constant_hash),
-            count=max(25, single_rows // 30), rounds=6 if args.quick else 30,
-        )  # fmt: skip
+            open_store("chained.sqlite3"),
+            open_store("constant.sqlite3", constant_hash),
+            count=max(25, single_rows // 30),
+            rounds=6 if args.quick else 30,
+        )
         overhead = (constant / chained - 1) * 100
-        results.append(row("sqlite.chain_overhead_single_row", overhead, "%", target="<= 15 %",
-                           meets_target=overhead <= 15, baseline=constant, ratio=chained / constant))  # fmt: skip
+        results.append(
+            row(
+                "sqlite.chain_overhead_single_row",
+                overhead,
+                "%",
+                target="<= 15 %",
+                meets_target=overhead <= 15,
+                baseline=constant,
+                ratio=chained / constant,
+            )
+        )
     emit("ledger_sqlite", results)
 
 

@@ -41,8 +41,20 @@ def fill(store: SqlStore, rows: int) -> None:
         cid, rid = f"conv-{n % CONVERSATIONS:03d}", f"r{n}"
         start = LedgerEvent(cid, rid, "call", "search_events", "start", arguments='{"actor":"admin-user"}')
         now = utc_now()
-        end = LedgerEvent(cid, rid, "call", "search_events", "end", ended_at=now, started_at=now, duration_ms=3,
-                          status="ok", result_preview='{"events":[]}', result_bytes=13, exit_code=0)  # fmt: skip
+        end = LedgerEvent(
+            cid,
+            rid,
+            "call",
+            "search_events",
+            "end",
+            ended_at=now,
+            started_at=now,
+            duration_ms=3,
+            status="ok",
+            result_preview='{"events":[]}',
+            result_bytes=13,
+            exit_code=0,
+        )
         events += [start, end]
         if len(events) >= BATCH:
             store.insert_many(events)
@@ -60,16 +72,24 @@ def timed(work: Callable[[], Any]) -> tuple[float, Any]:
 def figure(name: str, rows: int, verify_s: float, scan_s: float, *, target: bool) -> dict[str, Any]:
     rate, scan_rate = rows / verify_s, rows / scan_s
     if target:
-        return row(name, rate, "rows/s", target=">= 50000 rows/s", meets_target=rate >= 50_000, baseline=scan_rate,
-                   ratio=rate / scan_rate)  # fmt: skip
+        return row(
+            name,
+            rate,
+            "rows/s",
+            target=">= 50000 rows/s",
+            meets_target=rate >= 50_000,
+            baseline=scan_rate,
+            ratio=rate / scan_rate,
+        )
     return row(name, rate, "rows/s", target="recorded", baseline=scan_rate, ratio=rate / scan_rate)
 
 
 def sqlite_figure(rows: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="verify-bench-") as tmp:
         path = Path(tmp) / "ledger.sqlite3"
-        store = open_sqlite_store(path, redactor=bench_redactor(), clock=utc_now, settings=LedgerSettings(),
-                                  redaction_version=RULESET_VERSION)  # fmt: skip
+        store = open_sqlite_store(
+            path, redactor=bench_redactor(), clock=utc_now, settings=LedgerSettings(), redaction_version=RULESET_VERSION
+        )
         fill(store, rows)
         conn = connect(path, busy_timeout_ms=5000, query_only=True)
         scan_s, _ = timed(lambda: sum(1 for _ in conn.execute(_SCAN.format(table="tool_invocations"))))
@@ -85,8 +105,9 @@ def postgres_figure(admin_dsn: str, rows: int) -> dict[str, Any]:
     redactor = bench_redactor()
     with bench_database(admin_dsn) as dsn:
         migrate_postgres(dsn, settings=LedgerSettings(), redact=redactor.redact)
-        store = open_postgres_store(dsn, redactor=redactor, clock=utc_now, settings=LedgerSettings(),
-                                    redaction_version=RULESET_VERSION)  # fmt: skip
+        store = open_postgres_store(
+            dsn, redactor=redactor, clock=utc_now, settings=LedgerSettings(), redaction_version=RULESET_VERSION
+        )
         fill(store, rows)
         with psycopg.connect(dsn) as conn, conn.cursor(name="scan") as cur:
             cur.itersize = 5000

@@ -201,11 +201,21 @@ def start_throwaway_cluster(initdb: Path) -> PgServer:
     cluster = _Cluster(root, initdb.parent, run_as)
     try:
         _run(
-            [str(initdb), "-D", str(root / "data"), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C",
-             "--no-sync"],
+            [
+                str(initdb),
+                "-D",
+                str(root / "data"),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ],
             run_as,
             root,
-        )  # fmt: skip
+        )
         port = _free_port()
         options = f"-p {port} -c listen_addresses=127.0.0.1 -k {root} -c fsync=off -c max_connections=200"
         cluster.pg_ctl("-l", str(root / "server.log"), "-o", options, "-w", "-t", str(_START_TIMEOUT_S), "start")

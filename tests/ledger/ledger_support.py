@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg import sql as psql
-
 from pgsupport import PgServer
+from psycopg import sql as psql
 
 from harness.ledger import migrations
 from harness.ledger.settings import LedgerSettings
@@ -24,7 +23,7 @@ from harness.text.redact import Redactor
 
 # A known secret registered with the redactor: it must never reach a table.
 KNOWN_SECRET = "opaque-ledger-test-value-6f1c2a"
-T0 = datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=datetime.timezone.utc)
+T0 = datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=datetime.UTC)
 
 
 class FakeClock:
@@ -107,15 +106,21 @@ class PgAdmin:
                 " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'ledger' AND NOT t.tgisinternal"
             ).fetchall()
             for table, trigger in triggers:
-                conn.execute(psql.SQL("ALTER TABLE ledger.{} DISABLE TRIGGER {}").format(
-                    psql.Identifier(table), psql.Identifier(trigger)))
+                conn.execute(
+                    psql.SQL("ALTER TABLE ledger.{} DISABLE TRIGGER {}").format(
+                        psql.Identifier(table), psql.Identifier(trigger)
+                    )
+                )
             try:
                 for query, params in statements:
                     conn.execute(query.replace("?", "%s"), params)
             finally:
                 for table, trigger in triggers:
-                    conn.execute(psql.SQL("ALTER TABLE ledger.{} ENABLE ALWAYS TRIGGER {}").format(
-                        psql.Identifier(table), psql.Identifier(trigger)))
+                    conn.execute(
+                        psql.SQL("ALTER TABLE ledger.{} ENABLE ALWAYS TRIGGER {}").format(
+                            psql.Identifier(table), psql.Identifier(trigger)
+                        )
+                    )
 
     def query(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
         with self.connect() as conn:
@@ -142,7 +147,7 @@ def concurrency_worker(target: str, worker: int, calls: int) -> int:
     from harness.text.redact import KnownSecrets, build_redactor
 
     def utc_now() -> datetime.datetime:
-        return datetime.datetime.now(datetime.timezone.utc)
+        return datetime.datetime.now(datetime.UTC)
 
     settings = LedgerSettings(busy_timeout_ms=30_000, lock_timeout_ms=30_000, statement_timeout_ms=60_000)
     store = open_store(target, redactor=build_redactor(KnownSecrets()), clock=utc_now, settings=settings)
@@ -154,9 +159,19 @@ def concurrency_worker(target: str, worker: int, calls: int) -> int:
             if kind == 2:
                 # invalid_input: refused before the handler, so the pair goes in one transaction.
                 now = utc_now()
-                end = LedgerEvent(conversation, start.request_id, start.tool_call_id, "search_events", "end",
-                                  started_at=now, ended_at=now, duration_ms=0, status="error",
-                                  error="invalid_input: limit: too big", exit_code=2)  # fmt: skip
+                end = LedgerEvent(
+                    conversation,
+                    start.request_id,
+                    start.tool_call_id,
+                    "search_events",
+                    "end",
+                    started_at=now,
+                    ended_at=now,
+                    duration_ms=0,
+                    status="error",
+                    error="invalid_input: limit: too big",
+                    exit_code=2,
+                )
                 results = store.insert_many([dataclasses.replace(start, started_at=now), end])
                 assert all(r.inserted for r in results)
                 continue

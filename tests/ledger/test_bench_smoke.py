@@ -37,8 +37,10 @@ def test_sqlite_bench() -> None:
     report = run("ledger_sqlite_bench.py")
     assert report["bench"] == "ledger_sqlite"
     assert [r["name"] for r in report["results"]] == [
-        "sqlite.single_row_inserts", "sqlite.insert_many_500", "sqlite.chain_overhead_single_row",
-    ]  # fmt: skip
+        "sqlite.single_row_inserts",
+        "sqlite.insert_many_500",
+        "sqlite.chain_overhead_single_row",
+    ]
     assert all(isinstance(r["meets_target"], bool) for r in report["results"])
 
 
@@ -51,9 +53,12 @@ def test_pg_bench_without_a_dsn_is_skipped_with_a_reason() -> None:
 def test_pg_bench(pg_server: PgServer) -> None:
     report = run("ledger_pg_bench.py", "--rows", "40", dsn=pg_server.dsn)
     assert [r["name"] for r in report["results"]] == [
-        "pg.start_insert_p50", "pg.start_insert_p99", "pg.one_connection_inserts", "pg.insert_many_pipeline",
+        "pg.start_insert_p50",
+        "pg.start_insert_p99",
+        "pg.one_connection_inserts",
+        "pg.insert_many_pipeline",
         "pg.chain_overhead_single_row",
-    ]  # fmt: skip
+    ]
     with pg_server.admin() as conn:
         leftovers = conn.execute("SELECT count(*) FROM pg_database WHERE datname LIKE 'harness_bench_%'").fetchone()
     assert leftovers == (0,)

@@ -66,11 +66,32 @@ def test_preimage_bytes_of_the_spec_start_row() -> None:
 
 def test_field_order_and_count() -> None:
     assert chain.FIELD_NAMES == (
-        "id", "conversation_id", "request_id", "tool_call_id", "tool_name", "event", "seq", "ts", "started_at",
-        "ended_at", "duration_ms", "arguments", "args_bytes", "status", "error", "result_preview", "preview_bytes",
-        "result_bytes", "result_truncated", "result_sidecar_path", "exit_code", "meta", "redaction_version",
-        "chain_seq", "prev_hash",
-    )  # fmt: skip
+        "id",
+        "conversation_id",
+        "request_id",
+        "tool_call_id",
+        "tool_name",
+        "event",
+        "seq",
+        "ts",
+        "started_at",
+        "ended_at",
+        "duration_ms",
+        "arguments",
+        "args_bytes",
+        "status",
+        "error",
+        "result_preview",
+        "preview_bytes",
+        "result_bytes",
+        "result_truncated",
+        "result_sidecar_path",
+        "exit_code",
+        "meta",
+        "redaction_version",
+        "chain_seq",
+        "prev_hash",
+    )
 
 
 def _single(kind_index: int, value: Any) -> bytes:
@@ -88,7 +109,7 @@ def test_each_tag_and_payload() -> None:
     assert _single(idx("seq"), -2) == null * 6 + b"\x02" + struct.pack(">q", -2) + null * 18
     assert _single(idx("result_truncated"), True) == null * 18 + b"\x03\x01" + null * 6
     assert _single(idx("result_truncated"), False) == null * 18 + b"\x03\x00" + null * 6
-    ts = datetime.datetime(1970, 1, 1, 0, 0, 1, 5, tzinfo=datetime.timezone.utc)
+    ts = datetime.datetime(1970, 1, 1, 0, 0, 1, 5, tzinfo=datetime.UTC)
     assert _single(idx("ts"), ts) == null * 7 + b"\x04" + struct.pack(">q", 1_000_005) + null * 17
     assert _single(idx("prev_hash"), b"\x01\x02") == null * 24 + b"\x05\x00\x00\x00\x02\x01\x02"
     some = uuid.UUID("01941f29-7c4e-7a1b-9c3d-5e6f708192a3")
@@ -97,7 +118,7 @@ def test_each_tag_and_payload() -> None:
 
 
 def test_timestamps_before_the_epoch_and_other_zones() -> None:
-    before = datetime.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=datetime.timezone.utc)
+    before = datetime.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=datetime.UTC)
     assert chain.timestamp_micros(before) == -1
     plus_two = datetime.timezone(datetime.timedelta(hours=2))
     same_instant = datetime.datetime(1970, 1, 1, 2, 0, 0, 1, tzinfo=plus_two)

@@ -24,12 +24,24 @@ from harness.text.redact import Redactor
 SECOND = datetime.timedelta(seconds=1)
 
 
-def _call(store: Store, cid: str, n: int, *, at: datetime.datetime, status: str | None, tool: str = "search_events") -> None:
+def _call(
+    store: Store, cid: str, n: int, *, at: datetime.datetime, status: str | None, tool: str = "search_events"
+) -> None:
     row = store.insert(LedgerEvent(cid, str(n), f"call-{n}", tool, "start", ts=at, arguments="{}")).row
     if status is not None:
         error = "not_found: nothing" if status == "error" else None
-        store.insert(end_event(row, ended_at=at + SECOND, duration_ms=1000, status=status, error=error,
-                               result_preview="{}", result_bytes=2, exit_code=1 if error else 0))  # fmt: skip
+        store.insert(
+            end_event(
+                row,
+                ended_at=at + SECOND,
+                duration_ms=1000,
+                status=status,
+                error=error,
+                result_preview="{}",
+                result_bytes=2,
+                exit_code=1 if error else 0,
+            )
+        )
 
 
 @pytest.fixture
@@ -52,11 +64,20 @@ class TestList:
         assert doc["truncated"] is False and doc["notes"] == ""
         first = doc["calls"][3]
         assert first == {
-            "conversation_id": "conv-a", "request_id": "1", "tool_call_id": "call-1", "tool_name": "search_events",
-            "seq": 1, "started_at": "2026-01-02T03:04:05.123456Z", "ended_at": "2026-01-02T03:04:06.123456Z",
-            "duration_ms": 1000, "status": "ok", "error": None, "exit_code": 0, "result_bytes": 2,
+            "conversation_id": "conv-a",
+            "request_id": "1",
+            "tool_call_id": "call-1",
+            "tool_name": "search_events",
+            "seq": 1,
+            "started_at": "2026-01-02T03:04:05.123456Z",
+            "ended_at": "2026-01-02T03:04:06.123456Z",
+            "duration_ms": 1000,
+            "status": "ok",
+            "error": None,
+            "exit_code": 0,
+            "result_bytes": 2,
             "result_truncated": False,
-        }  # fmt: skip
+        }
         in_flight = doc["calls"][1]
         assert in_flight["status"] == "in_flight" and in_flight["ended_at"] is None
 
@@ -93,11 +114,21 @@ class TestList:
     def test_conversations(self, filled: Store, clock: FakeClock) -> None:
         doc = commands.list_calls(filled, clock=clock, conversations=True)
         assert doc["conversations"] == [
-            {"id": "conv-b", "created_at": "2026-01-02T03:04:09.123456Z", "calls": 2, "last_chain_seq": 3,
-             "last_ts": "2026-01-02T03:04:12.123456Z"},
-            {"id": "conv-a", "created_at": "2026-01-02T03:04:05.123456Z", "calls": 2, "last_chain_seq": 4,
-             "last_ts": "2026-01-02T03:04:08.123456Z"},
-        ]  # fmt: skip
+            {
+                "id": "conv-b",
+                "created_at": "2026-01-02T03:04:09.123456Z",
+                "calls": 2,
+                "last_chain_seq": 3,
+                "last_ts": "2026-01-02T03:04:12.123456Z",
+            },
+            {
+                "id": "conv-a",
+                "created_at": "2026-01-02T03:04:05.123456Z",
+                "calls": 2,
+                "last_chain_seq": 4,
+                "last_ts": "2026-01-02T03:04:08.123456Z",
+            },
+        ]
         one = commands.list_calls(filled, clock=clock, conversations=True, conversation="conv-a", limit=1)
         assert [c["id"] for c in one["conversations"]] == ["conv-a"] and one["truncated"] is False
 
@@ -173,8 +204,14 @@ class TestHeadAndExport:
         assert len(lines) == 7 and all(line.endswith("\n") for line in lines)
         objects = [json.loads(line) for line in lines]
         assert [(o["conversation_id"], o["chain_seq"]) for o in objects] == [
-            ("conv-a", 1), ("conv-a", 2), ("conv-a", 3), ("conv-a", 4), ("conv-b", 1), ("conv-b", 2), ("conv-b", 3),
-        ]  # fmt: skip
+            ("conv-a", 1),
+            ("conv-a", 2),
+            ("conv-a", 3),
+            ("conv-a", 4),
+            ("conv-b", 1),
+            ("conv-b", 2),
+            ("conv-b", 3),
+        ]
         for line, obj in zip(lines, objects):
             assert line == json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
         assert "".join(commands.export_lines(filled)) == "".join(lines)
@@ -190,7 +227,12 @@ class TestHeadAndExport:
         out = tmp_path / "export.jsonl"
         summary = commands.export_to_file(filled, out)
         data = out.read_bytes()
-        assert summary == {"output": str(out), "rows": 7, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        assert summary == {
+            "output": str(out),
+            "rows": 7,
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
         assert data.decode() == "".join(commands.export_lines(filled))
         assert stat.S_IMODE(out.stat().st_mode) == 0o600
         with pytest.raises(InvalidInput, match="^output: "):
@@ -236,20 +278,33 @@ class TestMigrateSqlite:
         path = tmp_path / "ws" / "ledger.sqlite3"
         dry = commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor, dry_run=True)
         assert dry == {
-            "backend": "sqlite", "from_version": 0, "to_version": 1, "applied": [{"version": 1, "name": "initial"}],
-            "roles": {"owner": None, "app": None, "created": []}, "dry_run": True,
-        }  # fmt: skip
+            "backend": "sqlite",
+            "from_version": 0,
+            "to_version": 1,
+            "applied": [{"version": 1, "name": "initial"}],
+            "roles": {"owner": None, "app": None, "created": []},
+            "dry_run": True,
+        }
         assert not path.exists()
         done = commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor)
         assert done["applied"] == [{"version": 1, "name": "initial"}] and done["dry_run"] is False
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         again = commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor)
         assert (again["from_version"], again["applied"]) == (1, [])
-        assert commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor, dry_run=True)["applied"] == []
+        assert (
+            commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor, dry_run=True)["applied"]
+            == []
+        )
         [(version, name, checksum, applied_at, applied_by)] = SqliteAdmin(path).query("SELECT * FROM schema_migrations")
         assert (version, name, len(checksum), applied_by) == (1, "initial", 64, None)
         assert applied_at.endswith("Z") and len(applied_at) == 27
 
     def test_postgres_only_options(self, tmp_path: Path, clock: FakeClock, redactor: Redactor) -> None:
         with pytest.raises(InvalidInput, match="PostgreSQL"):
-            commands.migrate(tmp_path / "l.sqlite3", clock=clock, settings=LedgerSettings(), redactor=redactor, admin_dsn="postgresql://x")
+            commands.migrate(
+                tmp_path / "l.sqlite3",
+                clock=clock,
+                settings=LedgerSettings(),
+                redactor=redactor,
+                admin_dsn="postgresql://x",
+            )

@@ -19,7 +19,7 @@ from harness.ledger.model import LedgerEvent, LedgerRow, end_event
 from harness.ledger.store import Store
 from harness.text import canonjson
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 
 
 def start(conversation: str = "conv-1", call: str = "call-1", request: str = "1", **fields: Any) -> LedgerEvent:
@@ -68,8 +68,15 @@ class TestRoundTrip:
 
     def test_secrets_never_reach_a_row(self, store: Store) -> None:
         row = store.insert(start(arguments=f'{{"q":"{KNOWN_SECRET}"}}', meta={"client": KNOWN_SECRET})).row
-        store.insert(finish(row, status="error", error=f"invalid_input: {KNOWN_SECRET}", result_preview=KNOWN_SECRET,
-                            result_bytes=99))  # fmt: skip
+        store.insert(
+            finish(
+                row,
+                status="error",
+                error=f"invalid_input: {KNOWN_SECRET}",
+                result_preview=KNOWN_SECRET,
+                result_bytes=99,
+            )
+        )
         dumped = json.dumps([r.to_json() for r in all_rows(store)])
         assert KNOWN_SECRET not in dumped and "[REDACTED:known_secret]" in dumped
 
@@ -113,8 +120,18 @@ class TestIdempotency:
 
     def test_insert_many_start_and_end_in_one_batch(self, store: Store) -> None:
         s = start(id=ids.uuid7(), ts=T0)
-        e = LedgerEvent("conv-1", "1", "call-1", "search_events", "end", ended_at=T0, duration_ms=0, status="error",
-                        error="invalid_input: bad", started_at=T0)  # fmt: skip
+        e = LedgerEvent(
+            "conv-1",
+            "1",
+            "call-1",
+            "search_events",
+            "end",
+            ended_at=T0,
+            duration_ms=0,
+            status="error",
+            error="invalid_input: bad",
+            started_at=T0,
+        )
         results = store.insert_many([s, e, s])
         assert [r.row.chain_seq for r in results] == [1, 2, 1]
         assert results[1].row.seq == 1 and results[2].inserted  # the same row id within the batch
@@ -186,7 +203,12 @@ class TestRefusals:
         end = store.insert(finish(row, duration_ms=2**70, exit_code=-(2**40), result_preview="", result_bytes=0)).row
         stored = store.get_end("conv-1", "1", "call-1")
         assert stored == end
-        assert (end.duration_ms, end.exit_code, end.result_preview, end.preview_bytes) == (2**63 - 1, -(2**31), None, None)
+        assert (end.duration_ms, end.exit_code, end.result_preview, end.preview_bytes) == (
+            2**63 - 1,
+            -(2**31),
+            None,
+            None,
+        )
 
 
 class TestInFlight:
@@ -209,7 +231,10 @@ class TestReads:
         b1 = store.insert(start(conversation="b", ts=T0 + datetime.timedelta(seconds=1))).row
         b2 = store.insert(finish(b1)).row
         heads = store.heads()
-        assert [(h.conversation_id, h.chain_seq, h.row_hash) for h in heads] == [("a", 1, a.row_hash), ("b", 2, b2.row_hash)]
+        assert [(h.conversation_id, h.chain_seq, h.row_hash) for h in heads] == [
+            ("a", 1, a.row_hash),
+            ("b", 2, b2.row_hash),
+        ]
         assert [h.conversation_id for h in store.heads("b")] == ["b"]
         assert list(store.iter_rows()) == [a, b1, b2]
         assert list(store.iter_rows(["b"])) == [b1, b2]
@@ -224,14 +249,27 @@ class TestVectors:
         started = datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
         ended = datetime.datetime(2026, 1, 2, 3, 4, 5, 170001, tzinfo=UTC)
         first = store.insert(
-            start(id=uuid.UUID("01941f29-7c4e-7a1b-9c3d-5e6f708192a3"), ts=started, started_at=started,
-                  arguments='{"actor":"admin-user"}', meta={"surface": "cli"})  # fmt: skip
+            start(
+                id=uuid.UUID("01941f29-7c4e-7a1b-9c3d-5e6f708192a3"),
+                ts=started,
+                started_at=started,
+                arguments='{"actor":"admin-user"}',
+                meta={"surface": "cli"},
+            )
         ).row
         assert first.row_hash.hex() == "b6f78260971ff324ccb56d3c2057686591fd581031f99c663d31073960428742"
         preview = '{"events":[],"notes":"no events matched","truncated":false}'
         second = store.insert(
-            finish(first, id=uuid.UUID("01941f29-7c7d-7b2c-8d4e-6f708192a3b4"), ts=ended, ended_at=ended,
-                   duration_ms=46, result_preview=preview, result_bytes=59, exit_code=0)  # fmt: skip
+            finish(
+                first,
+                id=uuid.UUID("01941f29-7c7d-7b2c-8d4e-6f708192a3b4"),
+                ts=ended,
+                ended_at=ended,
+                duration_ms=46,
+                result_preview=preview,
+                result_bytes=59,
+                exit_code=0,
+            )
         ).row
         assert second.row_hash.hex() == "559bcb83c182c1811272caff129c13d55af0d46e4e6f8223ca3ec7f88236e021"
         assert store.list_by_conversation("conv-1") == [first, second]
@@ -246,8 +284,11 @@ _leaf = st.one_of(
 _key = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,10}", fullmatch=True)
 _meta = st.dictionaries(
     _key,
-    st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_key, inner, max_size=4)),
-                 max_leaves=12),  # fmt: skip
+    st.recursive(
+        _leaf,
+        lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_key, inner, max_size=4)),
+        max_leaves=12,
+    ),
     min_size=1,
     max_size=6,
 ).filter(lambda m: canonjson.depth(m) <= 4)

@@ -1,4 +1,5 @@
-"""Append-only guarantees on PostgreSQL (ledger.md §7.2, §14): roles, ALWAYS triggers, definer-rights probe, tombstones."""
+"""Append-only guarantees on PostgreSQL (ledger.md §7.2, §14): roles, ALWAYS triggers, the definer-rights probe,
+tombstones."""
 
 from __future__ import annotations
 
@@ -71,12 +72,16 @@ def test_app_role_privileges_are_exactly_select_and_insert(filled: Store, pg_led
         ).fetchall()
         granted = {(t, p) for t, p, ok in rows if ok}
         assert granted == {
-            ("tool_invocations", "SELECT"), ("tool_invocations", "INSERT"),
-            ("conversations", "SELECT"), ("conversations", "INSERT"),
-            ("tombstones", "SELECT"), ("schema_migrations", "SELECT"),
-        }  # fmt: skip
+            ("tool_invocations", "SELECT"),
+            ("tool_invocations", "INSERT"),
+            ("conversations", "SELECT"),
+            ("conversations", "INSERT"),
+            ("tombstones", "SELECT"),
+            ("schema_migrations", "SELECT"),
+        }
         public = conn.execute(
-            "SELECT count(*) FROM information_schema.role_table_grants WHERE table_schema = 'ledger' AND grantee = 'PUBLIC'"
+            "SELECT count(*) FROM information_schema.role_table_grants"
+            " WHERE table_schema = 'ledger' AND grantee = 'PUBLIC'"
         ).fetchone()[0]
         assert public == 0
         schema_public = conn.execute("SELECT has_schema_privilege('public', 'ledger', 'USAGE')").fetchone()[0]
@@ -198,7 +203,10 @@ def test_a_login_without_insert_is_unavailable(filled: Store, pg_ledger: PgLedge
         conn.execute(sql.SQL("GRANT USAGE ON SCHEMA ledger TO {}").format(sql.Identifier(reader)))
         conn.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA ledger TO {}").format(sql.Identifier(reader)))
     store = open_store(
-        pg_ledger.server.dsn_for(pg_ledger.dbname, reader), redactor=redactor, clock=FakeClock(), settings=LedgerSettings()
+        pg_ledger.server.dsn_for(pg_ledger.dbname, reader),
+        redactor=redactor,
+        clock=FakeClock(),
+        settings=LedgerSettings(),
     )
     try:
         with pytest.raises(LedgerUnavailable, match="permission denied"):

@@ -46,9 +46,11 @@ def filled(store: Store) -> Store:
 )
 def test_updates_and_standalone_deletes_are_refused(filled: Store, ledger_target: str, statement: str) -> None:
     before = "".join(commands.export_lines(filled))
-    with contextlib.closing(SqliteAdmin(Path(ledger_target)).connect()) as conn:
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-            conn.execute(statement)
+    with (
+        contextlib.closing(SqliteAdmin(Path(ledger_target)).connect()) as conn,
+        pytest.raises(sqlite3.IntegrityError, match="append-only"),
+    ):
+        conn.execute(statement)
     assert "".join(commands.export_lines(filled)) == before
 
 
@@ -59,8 +61,11 @@ def test_cascade_leaves_a_tombstone_and_tombstones_are_immutable(filled: Store, 
     assert filled.list_by_conversation("conv-a") == []
     [stone] = filled.tombstones()
     assert (stone.conversation_id, stone.row_count, stone.final_chain_seq, stone.final_row_hash) == (
-        "conv-a", 2, 2, head.row_hash,
-    )  # fmt: skip
+        "conv-a",
+        2,
+        2,
+        head.row_hash,
+    )
     assert stone.deleted_by is None and stone.deleted_at.tzinfo is not None
     assert len(filled.list_by_conversation("conv-b")) == 2
     assert verify(filled)["ok"] is True

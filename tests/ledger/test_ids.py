@@ -7,10 +7,10 @@ import hashlib
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from ledger_support import KNOWN_SECRET
 
 from harness.ledger import ids
 from harness.text.redact import Redactor
-from ledger_support import KNOWN_SECRET
 
 
 def test_uuid7_layout() -> None:

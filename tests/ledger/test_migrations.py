@@ -1,4 +1,5 @@
-"""Migrations and `harness ledger migrate` (ledger.md §7.4): checksums, versions, roles, never auto-migrating PostgreSQL."""
+"""Migrations and `harness ledger migrate` (ledger.md §7.4): checksums, versions, roles, and a PostgreSQL store
+that never migrates by itself."""
 
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ def test_pending_refuses_changed_text_and_newer_schemas() -> None:
     with pytest.raises(LedgerUnavailable, match="checksum mismatch"):
         migrations.pending("sqlite", [migrations.Applied(1, "initial", "0" * 64)])
     with pytest.raises(LedgerUnavailable, match="newer than this harness"):
-        migrations.pending("sqlite", [migrations.Applied(1, "initial", shipped.checksum), migrations.Applied(2, "x", "")])
+        migrations.pending(
+            "sqlite", [migrations.Applied(1, "initial", shipped.checksum), migrations.Applied(2, "x", "")]
+        )
     with pytest.raises(ValueError):
         migrations.shipped("oracle")
 
@@ -102,10 +105,13 @@ class TestPostgres:
 
         dry = commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, dry_run=True, **options)
         assert dry == {
-            "backend": "postgresql", "from_version": 0, "to_version": 1,
+            "backend": "postgresql",
+            "from_version": 0,
+            "to_version": 1,
             "applied": [{"version": 1, "name": "initial"}],
-            "roles": {"owner": owner, "app": app, "created": [owner, app]}, "dry_run": True,
-        }  # fmt: skip
+            "roles": {"owner": owner, "app": app, "created": [owner, app]},
+            "dry_run": True,
+        }
         assert not _schema_exists(pg_server, fresh_db)
 
         done = commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, **options)
@@ -132,7 +138,9 @@ class TestPostgres:
         dsn = pg_server.dsn_for(fresh_db)
         commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor)
         with pg_server.admin(fresh_db) as conn:
-            conn.execute("INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (2, 'x', %s)", ("c" * 64,))
+            conn.execute(
+                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (2, 'x', %s)", ("c" * 64,)
+            )
         with pytest.raises(LedgerUnavailable, match="newer than this harness"):
             open_store(dsn, redactor=redactor, clock=FakeClock(), settings=SETTINGS)
         with pytest.raises(LedgerUnavailable, match="newer"):
@@ -144,15 +152,23 @@ class TestPostgres:
         app = pg_server.create_role("harness_ledger_app")
         missing_app = pg_server.reserve_role_name("harness_ledger_app_missing")
         with pg_server.admin(fresh_db) as conn:
-            conn.execute(sql.SQL("GRANT CREATE ON DATABASE {} TO {}").format(sql.Identifier(fresh_db), sql.Identifier(migrator)))
+            conn.execute(
+                sql.SQL("GRANT CREATE ON DATABASE {} TO {}").format(sql.Identifier(fresh_db), sql.Identifier(migrator))
+            )
         dsn = pg_server.dsn_for(fresh_db, migrator)
         report = commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, app_role=app)
         assert report["roles"] == {"owner": migrator, "app": app, "created": []}
         with pg_server.admin(fresh_db) as conn:
-            owner = conn.execute("SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'ledger.tool_invocations'::regclass").fetchone()[0]
-            granted = conn.execute("SELECT has_table_privilege(%s, 'ledger.tool_invocations', 'INSERT')", (app,)).fetchone()[0]
+            owner = conn.execute(
+                "SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'ledger.tool_invocations'::regclass"
+            ).fetchone()[0]
+            granted = conn.execute(
+                "SELECT has_table_privilege(%s, 'ledger.tool_invocations', 'INSERT')", (app,)
+            ).fetchone()[0]
         assert owner == migrator and granted is True
-        other = commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, app_role=missing_app, dry_run=True)
+        other = commands.migrate(
+            dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, app_role=missing_app, dry_run=True
+        )
         assert other["roles"] == {"owner": migrator, "app": None, "created": []}
 
     def test_refusals(self, pg_server: PgServer, fresh_db: str, redactor: Redactor) -> None:
@@ -160,7 +176,14 @@ class TestPostgres:
         with pytest.raises(InvalidInput, match="role name"):
             commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, owner_role="Robert'); DROP")
         with pytest.raises(LedgerUnavailable, match="does not exist"):
-            commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, admin_dsn=dsn, grant_app_to=["no_such_login_x1"])
+            commands.migrate(
+                dsn,
+                clock=FakeClock(),
+                settings=SETTINGS,
+                redactor=redactor,
+                admin_dsn=dsn,
+                grant_app_to=["no_such_login_x1"],
+            )
         assert not _schema_exists(pg_server, fresh_db)
 
     def test_an_unreachable_server_is_unavailable(self, redactor: Redactor) -> None:

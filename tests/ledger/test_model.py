@@ -26,7 +26,7 @@ from harness.ledger.model import (
 )
 from harness.text.redact import Redactor
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 LATER = T0 + datetime.timedelta(milliseconds=47)
 NOW = T0 + datetime.timedelta(seconds=9)
 
@@ -167,7 +167,9 @@ class TestTextColumns:
         secret_args = prep(redactor, start(arguments=f'{{"q":"{KNOWN_SECRET}"}}'))
         assert secret_args.arguments == '{"q":"[REDACTED:known_secret]"}'
         assert secret_args.args_bytes == len(f'{{"q":"{KNOWN_SECRET}"}}')
-        row = prep(redactor, end(status="error", error=f"x: {KNOWN_SECRET}", result_preview=KNOWN_SECRET, result_bytes=99))
+        row = prep(
+            redactor, end(status="error", error=f"x: {KNOWN_SECRET}", result_preview=KNOWN_SECRET, result_bytes=99)
+        )
         assert KNOWN_SECRET not in (row.error or "") and KNOWN_SECRET not in (row.result_preview or "")
 
     def test_nul_and_lone_surrogates(self, redactor: Redactor) -> None:
@@ -223,10 +225,22 @@ class TestMeta:
             ({"a": {"b": {"c": {"d": {"e": 1}}}}}, "nesting"),
             ({"a": list(range(65))}, "at most 64"),
             ({"a": b"bytes"}, "unsupported"),
-            ({"a": "x" * 1000, "b": "x" * 1000, "c": "x" * 1000, "d": "x" * 1000, "e": "x" * 1000,
-              "f": "x" * 1000, "g": "x" * 1000, "h": "x" * 1000, "i": "x" * 1000}, "8192"),
+            (
+                {
+                    "a": "x" * 1000,
+                    "b": "x" * 1000,
+                    "c": "x" * 1000,
+                    "d": "x" * 1000,
+                    "e": "x" * 1000,
+                    "f": "x" * 1000,
+                    "g": "x" * 1000,
+                    "h": "x" * 1000,
+                    "i": "x" * 1000,
+                },
+                "8192",
+            ),
         ],
-    )  # fmt: skip
+    )
     def test_refusals(self, redactor: Redactor, meta: dict[str, Any], match: str) -> None:
         refused(redactor, start(meta=meta), match)
 
@@ -303,7 +317,10 @@ def test_stored_text_never_exceeds_cap_plus_marker(text: str, meta_leaf: str) ->
 
     redactor = build_redactor(KnownSecrets())
     big = text * 4
-    row = prep(redactor, end(status="error", error="e" + big, result_preview=big, result_bytes=2**62, meta={"m": meta_leaf * 3}))
+    row = prep(
+        redactor,
+        end(status="error", error="e" + big, result_preview=big, result_bytes=2**62, meta={"m": meta_leaf * 3}),
+    )
     assert row.error is None or len(row.error.encode()) <= 2048 + 11
     assert row.result_preview is None or len(row.result_preview.encode()) <= 2048 + 11
     assert row.preview_bytes is None or row.preview_bytes == len(big.encode("utf-8", "surrogatepass"))

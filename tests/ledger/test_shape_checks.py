@@ -35,7 +35,9 @@ def _columns(dialect: Dialect, redactor: Redactor, event: LedgerEvent, chain_seq
 
 
 @pytest.fixture
-def raw(backend: str, store: Store, ledger_target: str, request: pytest.FixtureRequest) -> Iterator[tuple[Dialect, Insert]]:
+def raw(
+    backend: str, store: Store, ledger_target: str, request: pytest.FixtureRequest
+) -> Iterator[tuple[Dialect, Insert]]:
     """An insert function that writes one tool_invocations row with raw SQL (the conversation already exists)."""
     store.insert(LedgerEvent("conv-1", "0", "seed", "search_events", "start"))
     placeholders = ", ".join("?" + ("::jsonb" if c == "meta" and backend != "sqlite" else "") for c in ROW_COLUMNS)
@@ -43,8 +45,9 @@ def raw(backend: str, store: Store, ledger_target: str, request: pytest.FixtureR
     if backend == "sqlite":
         with contextlib.closing(sqlite3.connect(Path(ledger_target), isolation_level=None)) as conn:
             conn.execute("PRAGMA foreign_keys = ON")
-            yield SQLITE_DIALECT, lambda row: conn.execute(
-                insert_sql.format(t="tool_invocations"), [row[c] for c in ROW_COLUMNS]
+            yield (
+                SQLITE_DIALECT,
+                lambda row: conn.execute(insert_sql.format(t="tool_invocations"), [row[c] for c in ROW_COLUMNS]),
             )
     else:
         with psycopg.connect(ledger_target, autocommit=True) as conn:
@@ -75,8 +78,13 @@ def test_valid_rows_pass(raw: tuple[Dialect, Insert], redactor: Redactor) -> Non
     """The control: the unmodified rows are accepted, so each refusal below comes from its one change."""
     dialect, insert = raw
     insert(_row(dialect, redactor, _start(meta={"surface": "cli"})))
-    insert(_row(dialect, redactor, _end(result_preview="x" * 3000, result_bytes=4000,
-                                        result_sidecar_path="sidecars/c-1/x.result")))  # fmt: skip
+    insert(
+        _row(
+            dialect,
+            redactor,
+            _end(result_preview="x" * 3000, result_bytes=4000, result_sidecar_path="sidecars/c-1/x.result"),
+        )
+    )
     insert(_row(dialect, redactor, _end(status="error", error="internal_error: boom")))
     genesis = _columns(dialect, redactor, LedgerEvent("conv-2", "1", "g", "x", "start", ts=T0), 1)
     genesis["conversation_id"] = "conv-1"
@@ -131,7 +139,10 @@ END_VIOLATIONS: dict[str, Callable[[Dialect], Row]] = {
     "preview without preview_bytes": lambda d: {"result_preview": "x"},
     "preview_bytes without preview": lambda d: {"preview_bytes": 1},
     "preview_bytes above result_bytes": lambda d: {"result_preview": "xx", "preview_bytes": 2, "result_bytes": 1},
-    "sidecar path without truncated": lambda d: {"result_sidecar_path": "sidecars/x", "result_truncated": d.bool_to_db(False)},
+    "sidecar path without truncated": lambda d: {
+        "result_sidecar_path": "sidecars/x",
+        "result_truncated": d.bool_to_db(False),
+    },
     "2060-byte error": lambda d: {"status": "error", "error": "e" * 2060},
 }
 

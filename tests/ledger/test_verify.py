@@ -33,8 +33,9 @@ def rows(store: Store) -> list[LedgerRow]:
     """CONV with four finished calls, and a bystander conversation that must stay clean."""
     for n in range(N // 2):
         began = store.insert(LedgerEvent(CONV, str(n), f"call-{n}", "search_events", "start", arguments=f'{{"n":{n}}}'))
-        store.insert(end_event(began.row, ended_at=began.row.ts, duration_ms=n, status="ok", result_preview="{}",
-                               result_bytes=2))  # fmt: skip
+        store.insert(
+            end_event(began.row, ended_at=began.row.ts, duration_ms=n, status="ok", result_preview="{}", result_bytes=2)
+        )
     store.insert(LedgerEvent("bystander", "1", "call-1", "search_events", "start"))
     return store.list_by_conversation(CONV)
 
@@ -60,8 +61,10 @@ def _rewrite(admin: Admin, rows: list[LedgerRow], k: int, **changes: Any) -> Non
         params = [changes[name] for name in changes] if row.chain_seq == k else []
         prefix = assignments + ", " if assignments else ""
         statements.append(
-            (f"UPDATE ledger.tool_invocations SET {prefix}prev_hash = ?, row_hash = ? WHERE id = ?",
-             [*params, prev, new_hash, str(row.id)])  # fmt: skip
+            (
+                f"UPDATE ledger.tool_invocations SET {prefix}prev_hash = ?, row_hash = ? WHERE id = ?",
+                [*params, prev, new_hash, str(row.id)],
+            )
         )
         prev = new_hash
     admin.tamper(statements)
@@ -101,11 +104,19 @@ def test_delete_a_middle_row(store: Store, rows: list[LedgerRow], admin: Admin) 
 
 def test_swap_two_chain_positions(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
     a, b = rows[2], rows[3]  # chain_seq 3 and 4
-    admin.tamper([
-        ("UPDATE ledger.tool_invocations SET chain_seq = ? WHERE id = ?", [999_999, str(a.id)]),
-        ("UPDATE ledger.tool_invocations SET chain_seq = ?, prev_hash = ? WHERE id = ?", [3, a.prev_hash, str(b.id)]),
-        ("UPDATE ledger.tool_invocations SET chain_seq = ?, prev_hash = ? WHERE id = ?", [4, b.prev_hash, str(a.id)]),
-    ])  # fmt: skip
+    admin.tamper(
+        [
+            ("UPDATE ledger.tool_invocations SET chain_seq = ? WHERE id = ?", [999_999, str(a.id)]),
+            (
+                "UPDATE ledger.tool_invocations SET chain_seq = ?, prev_hash = ? WHERE id = ?",
+                [3, a.prev_hash, str(b.id)],
+            ),
+            (
+                "UPDATE ledger.tool_invocations SET chain_seq = ?, prev_hash = ? WHERE id = ?",
+                [4, b.prev_hash, str(a.id)],
+            ),
+        ]
+    )
     assert _problems(verify(store)) == [(CONV, 3, "hash_mismatch")]
 
 
@@ -134,7 +145,9 @@ def test_an_end_with_another_seq_is_a_shape_problem(store: Store, rows: list[Led
     assert _problems(verify(store)) == [(CONV, 4, "shape")]
 
 
-def test_a_deleted_conversation_against_heads(store: Store, rows: list[LedgerRow], admin: Admin, tmp_path: Path) -> None:
+def test_a_deleted_conversation_against_heads(
+    store: Store, rows: list[LedgerRow], admin: Admin, tmp_path: Path
+) -> None:
     heads = _heads_file(store, tmp_path)
     admin.delete_conversation(CONV)
     report = commands.verify_ledger(store, heads_file=heads)
@@ -143,7 +156,9 @@ def test_a_deleted_conversation_against_heads(store: Store, rows: list[LedgerRow
     assert _problems(commands.verify_ledger(store, heads_file=heads)) == [(CONV, N, "missing_conversation")]
 
 
-def test_a_tombstone_that_does_not_cover_the_head(store: Store, rows: list[LedgerRow], admin: Admin, tmp_path: Path) -> None:
+def test_a_tombstone_that_does_not_cover_the_head(
+    store: Store, rows: list[LedgerRow], admin: Admin, tmp_path: Path
+) -> None:
     heads = _heads_file(store, tmp_path)
     admin.delete_conversation(CONV)
     admin.tamper([("UPDATE ledger.tombstones SET final_row_hash = ? WHERE conversation_id = ?", [b"\x01" * 32, CONV])])
@@ -179,11 +194,18 @@ def test_sidecars(store: Store, tmp_path: Path) -> None:
     relative = f"sidecars/c-{hashlib.sha256(b'conv-s').hexdigest()[:32]}/{begun.id}.result"
     (workspace / relative).parent.mkdir(parents=True)
     (workspace / relative).write_bytes(body)
-    store.insert(end_event(
-        begun, ended_at=begun.ts, duration_ms=1, status="ok", result_preview=body.decode(), result_bytes=len(body),
-        result_sidecar_path=relative,
-        meta={"sidecar_bytes": len(body), "sidecar_sha256": hashlib.sha256(body).hexdigest()},
-    ))  # fmt: skip
+    store.insert(
+        end_event(
+            begun,
+            ended_at=begun.ts,
+            duration_ms=1,
+            status="ok",
+            result_preview=body.decode(),
+            result_bytes=len(body),
+            result_sidecar_path=relative,
+            meta={"sidecar_bytes": len(body), "sidecar_sha256": hashlib.sha256(body).hexdigest()},
+        )
+    )
     report = commands.verify_ledger(store, sidecars=True, workspace=workspace)
     assert report["ok"] is True and report["sidecars_checked"] == 1
     assert verify(store)["sidecars_checked"] == 0

@@ -1,4 +1,4 @@
-"""The hash chain, version 1 (ledger.md §8.1): a typed, length-prefixed encoding of a row's 25 fields and its SHA-256."""
+"""The hash chain, version 1 (ledger.md §8.1): a typed, length-prefixed encoding of a row's 25 fields, hashed."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ _HEADER = struct.pack(">H", len(TAG)) + TAG + struct.pack(">HH", CHAIN_VERSION, 
 _NULL = b"\x00"
 _TRUE = b"\x03\x01"
 _FALSE = b"\x03\x00"
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _TAGGED_LEN = struct.Struct(">BI").pack
 _TAGGED_I64 = struct.Struct(">Bq").pack
 

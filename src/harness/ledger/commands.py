@@ -37,7 +37,7 @@ VERIFY_PROBLEMS_EXIT = 4
 HEADS_FILE_MAX_BYTES = 64 * 1024 * 1024
 _DURATION = re.compile(r"([1-9][0-9]{0,8})([smhd])")
 _DURATION_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def parse_ts_option(name: str, text: str) -> datetime.datetime:
@@ -56,9 +56,8 @@ def parse_cutoff(name: str, text: str, now: datetime.datetime) -> datetime.datet
         try:
             return parse_ts_option(name, text)
         except InvalidInput:
-            raise InvalidInput(
-                f"{name}: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a duration such as 15m, got {echo(text)}"
-            ) from None
+            expected = "an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a duration such as 15m"
+            raise InvalidInput(f"{name}: expected {expected}, got {echo(text)}") from None
     return now - datetime.timedelta(**{_DURATION_UNITS[match[2]]: int(match[1])})
 
 
@@ -134,7 +133,9 @@ def list_calls(
         status=status,
         since=None if since is None else parse_ts_option("since", since),
         until=None if until is None else parse_ts_option("until", until),
-        in_flight_before=None if in_flight_before is None else parse_cutoff("in_flight_before", in_flight_before, clock()),
+        in_flight_before=None
+        if in_flight_before is None
+        else parse_cutoff("in_flight_before", in_flight_before, clock()),
     )
     with store.snapshot() as snap:
         if conversations:
@@ -249,9 +250,7 @@ def write_private_file(path: Path, chunks: Iterator[bytes]) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def head(
-    store: Store, *, clock: Clock, conversation: str | None = None, output: Path | None = None
-) -> dict[str, Any]:
+def head(store: Store, *, clock: Clock, conversation: str | None = None, output: Path | None = None) -> dict[str, Any]:
     """`ledger head`: the §8.4 heads document, also written (0600) to `output` when given."""
     _check_id("conversation", conversation)
     document = heads_document(store.heads(conversation), backend=store.backend, exported_at=clock())
@@ -335,9 +334,13 @@ def migrate(
         except ValueError as exc:
             raise InvalidInput(str(exc)) from exc
         return _migrate_json(
-            "postgresql", report.from_version, report.to_version, report.applied,
-            {"owner": report.owner, "app": report.app, "created": report.created}, dry_run,
-        )  # fmt: skip
+            "postgresql",
+            report.from_version,
+            report.to_version,
+            report.applied,
+            {"owner": report.owner, "app": report.app, "created": report.created},
+            dry_run,
+        )
     if admin_dsn is not None or grant_app_to:
         raise InvalidInput("admin_dsn: roles and --admin-dsn apply to a PostgreSQL ledger only")
     path = Path(target)
@@ -382,4 +385,3 @@ def _migrate_json(
         "roles": roles,
         "dry_run": dry_run,
     }
-

@@ -50,7 +50,8 @@ def normalize_id_info(raw: str | int, redact: Callable[[str], str]) -> tuple[str
 
 
 def normalize_id(raw: str | int, redact: Callable[[str], str]) -> str:
-    """An integer becomes its decimal string; a clean string matching the grammar is kept; anything else is `h-` + 32 hex of its SHA-256."""
+    """An integer becomes its decimal string and a redaction-clean string in the grammar is kept; anything else
+    becomes `h-` + the first 32 hex of its SHA-256."""
     return normalize_id_info(raw, redact)[0]
 
 

@@ -175,10 +175,8 @@ _CHAIN_GETTER: Callable[[LedgerRow], tuple[Any, ...]] = operator.attrgetter(*cha
 
 def format_ts(value: datetime.datetime) -> str:
     """The stored 27-character UTC form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (sorts in time order)."""
-    u = value.astimezone(datetime.timezone.utc)
-    return (
-        f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}.{u.microsecond:06d}Z"
-    )
+    u = value.astimezone(datetime.UTC)
+    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}.{u.microsecond:06d}Z"
 
 
 def parse_ts(text: str) -> datetime.datetime:
@@ -236,7 +234,7 @@ def _aware_utc(name: str, value: object) -> datetime.datetime | None:
         raise _refuse(f"{name}: expected a datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
         raise _refuse(f"{name}: naive datetimes are refused; give a timezone-aware one")
-    return value.astimezone(datetime.timezone.utc)
+    return value.astimezone(datetime.UTC)
 
 
 def _count(name: str, value: object, *, minimum: int = 0) -> int | None:
@@ -352,7 +350,16 @@ def _check_ids(event: LedgerEvent) -> None:
         raise _refuse("result_truncated: expected a boolean")
 
 
-_END_ONLY = ("ended_at", "duration_ms", "status", "error", "result_preview", "result_bytes", "result_sidecar_path", "exit_code")
+_END_ONLY = (
+    "ended_at",
+    "duration_ms",
+    "status",
+    "error",
+    "result_preview",
+    "result_bytes",
+    "result_sidecar_path",
+    "exit_code",
+)
 
 
 def prepare(
@@ -363,7 +370,10 @@ def prepare(
     now: datetime.datetime | None = None,
     key_is_clean: Callable[[str], bool] | None = None,
 ) -> PreparedRow:
-    """The only path from caller text to a table (§5): validate, cap, redact, default timestamps; raise LedgerValueError."""
+    """The only path from caller text to a table (§5): validate, cap, redact, default timestamps.
+
+    Raises LedgerValueError for an invalid event; nothing is repaired.
+    """
     _check_ids(event)
     is_start = event.event == "start"
     ts = _aware_utc("ts", event.ts)
@@ -401,7 +411,9 @@ def prepare(
     meta = prepare_meta(event.meta, redactor, key_is_clean)
 
     arguments, args_bytes, _ = _processed(redactor, _text("arguments", event.arguments), ARGUMENTS_CAP)
-    preview, preview_bytes, preview_capped = _processed(redactor, _text("result_preview", event.result_preview), PREVIEW_CAP)
+    preview, preview_bytes, preview_capped = _processed(
+        redactor, _text("result_preview", event.result_preview), PREVIEW_CAP
+    )
     error = None if error_text is None else redactor.redact_for_ledger(error_text, ERROR_CAP)
     if preview_bytes is not None and result_bytes is not None and preview_bytes > result_bytes:
         raise _refuse(f"result_bytes: {result_bytes} is less than the {preview_bytes}-byte preview source")

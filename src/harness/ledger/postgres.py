@@ -34,7 +34,7 @@ MIGRATION_LOCK_KEY = 0x2F0A6C55D3B4E1A7
 LEDGER_TABLES = ("conversations", "tool_invocations", "tombstones", "schema_migrations")
 _ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _RETRIED_CONSTRAINTS = ("tool_invocations_chain", "tool_invocations_call_key")
-_UTC = datetime.timezone.utc
+_UTC = datetime.UTC
 
 _BOOTSTRAP = """CREATE TABLE IF NOT EXISTS ledger.schema_migrations (
   version integer PRIMARY KEY CHECK (version >= 1),
@@ -51,14 +51,34 @@ def _ts_from_db(value: datetime.datetime) -> datetime.datetime:
 
 def _row_from_db(r: Sequence[Any]) -> LedgerRow:
     return LedgerRow(
-        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7].astimezone(_UTC),
+        r[0],
+        r[1],
+        r[2],
+        r[3],
+        r[4],
+        r[5],
+        r[6],
+        r[7].astimezone(_UTC),
         None if r[8] is None else r[8].astimezone(_UTC),
         None if r[9] is None else r[9].astimezone(_UTC),
-        r[10], r[11], r[12], r[13], r[14], r[15], r[16], r[17], r[18], r[19], r[20],
+        r[10],
+        r[11],
+        r[12],
+        r[13],
+        r[14],
+        r[15],
+        r[16],
+        r[17],
+        r[18],
+        r[19],
+        r[20],
         # jsonb comes back parsed and reordered: re-serialize canonically, which reproduces the stored text.
         None if r[21] is None else canonjson.dumps(r[21]),
-        r[22], r[23], bytes(r[24]), bytes(r[25]),
-    )  # fmt: skip
+        r[22],
+        r[23],
+        bytes(r[24]),
+        bytes(r[25]),
+    )
 
 
 def _identity(value: Any) -> Any:
@@ -299,9 +319,14 @@ def open_postgres_store(
         pool.close()
         raise LedgerUnavailable("PostgreSQL ledger unavailable: the connection pool could not connect") from exc
     return PostgresStore(
-        pool, redactor=redactor, clock=clock, settings=settings, redaction_version=redaction_version,
-        readonly=readonly, hasher=hasher,
-    )  # fmt: skip
+        pool,
+        redactor=redactor,
+        clock=clock,
+        settings=settings,
+        redaction_version=redaction_version,
+        readonly=readonly,
+        hasher=hasher,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -385,7 +410,9 @@ def _migrate_locked(
         if not _role_exists(cur, login):
             raise LedgerUnavailable(f"--grant-app-to: role {login} does not exist")
     if dry_run:
-        return MigrationReport(from_version, to_version, todo, owner, app if admin or app_exists else None, created, True)
+        return MigrationReport(
+            from_version, to_version, todo, owner, app if admin or app_exists else None, created, True
+        )
 
     owner_id = sql.Identifier(owner)
     if admin:
@@ -416,6 +443,4 @@ def _migrate_locked(
     cur.execute("RESET ROLE")
     for login in logins:
         cur.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(app), sql.Identifier(login)))
-    return MigrationReport(
-        from_version, to_version, todo, owner, app if admin or app_exists else None, created, False
-    )
+    return MigrationReport(from_version, to_version, todo, owner, app if admin or app_exists else None, created, False)

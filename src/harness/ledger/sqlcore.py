@@ -251,7 +251,9 @@ def write_prepared(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow]
         if new_conversations:
             cur.executemany(d.sql(_CREATE_CONVERSATION), new_conversations)
         cur = conn.cursor()
-        cur.executemany(d.sql(_INSERT + (_ON_CONFLICT if d.skip_conflicts else "")), [d.row_params(r) for r in new_rows])
+        cur.executemany(
+            d.sql(_INSERT + (_ON_CONFLICT if d.skip_conflicts else "")), [d.row_params(r) for r in new_rows]
+        )
         if d.skip_conflicts and cur.rowcount != len(new_rows):
             raise LedgerIntegrityError("a concurrent writer took a call key without the writer lock")
     return results
@@ -350,7 +352,12 @@ class SqlSnapshot:
         return map(self._d.row_from_db, self._stream(self._d.sql(sql), params))
 
     def conversation_rows(
-        self, conversation_id: str, *, after_chain_seq: int = 0, tool_call_id: str | None = None, limit: int | None = None
+        self,
+        conversation_id: str,
+        *,
+        after_chain_seq: int = 0,
+        tool_call_id: str | None = None,
+        limit: int | None = None,
     ) -> list[LedgerRow]:
         """One conversation's rows in chain order, optionally one call's and after a chain position."""
         sql = "SELECT " + _COLUMNS + " FROM {ti} WHERE conversation_id = ? AND chain_seq > ?"
@@ -411,8 +418,19 @@ class SqlSnapshot:
         ):
             out.append(
                 Call(
-                    cid, rid, tcid, tool, seq, from_ts(started), None if ended is None else from_ts(ended), duration,
-                    st or "in_flight", error, exit_code, rbytes, None if trunc is None else bool(trunc),
+                    cid,
+                    rid,
+                    tcid,
+                    tool,
+                    seq,
+                    from_ts(started),
+                    None if ended is None else from_ts(ended),
+                    duration,
+                    st or "in_flight",
+                    error,
+                    exit_code,
+                    rbytes,
+                    None if trunc is None else bool(trunc),
                 )
             )
         return out
@@ -469,7 +487,12 @@ class EmptySnapshot:
         return iter(())
 
     def conversation_rows(
-        self, conversation_id: str, *, after_chain_seq: int = 0, tool_call_id: str | None = None, limit: int | None = None
+        self,
+        conversation_id: str,
+        *,
+        after_chain_seq: int = 0,
+        tool_call_id: str | None = None,
+        limit: int | None = None,
     ) -> list[LedgerRow]:
         return []
 

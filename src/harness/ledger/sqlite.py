@@ -8,7 +8,7 @@ import sqlite3
 import threading
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,13 +41,33 @@ def _ts_from_db(text: str) -> datetime.datetime:
 def _row_from_db(r: Sequence[Any]) -> LedgerRow:
     parse = datetime.datetime.fromisoformat
     return LedgerRow(
-        uuid.UUID(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], parse(r[7]),
+        uuid.UUID(r[0]),
+        r[1],
+        r[2],
+        r[3],
+        r[4],
+        r[5],
+        r[6],
+        parse(r[7]),
         None if r[8] is None else parse(r[8]),
         None if r[9] is None else parse(r[9]),
-        r[10], r[11], r[12], r[13], r[14], r[15], r[16], r[17],
+        r[10],
+        r[11],
+        r[12],
+        r[13],
+        r[14],
+        r[15],
+        r[16],
+        r[17],
         None if r[18] is None else bool(r[18]),
-        r[19], r[20], r[21], r[22], r[23], r[24], r[25],
-    )  # fmt: skip
+        r[19],
+        r[20],
+        r[21],
+        r[22],
+        r[23],
+        r[24],
+        r[25],
+    )
 
 
 DIALECT = Dialect(
@@ -175,7 +195,8 @@ def migrate_connection(conn: sqlite3.Connection, clock: Clock) -> tuple[int, lis
             for statement in statements(step.sql):
                 conn.execute(statement)
             conn.execute(
-                "INSERT INTO schema_migrations (version, name, checksum, applied_at, applied_by) VALUES (?, ?, ?, ?, NULL)",
+                "INSERT INTO schema_migrations (version, name, checksum, applied_at, applied_by)"
+                " VALUES (?, ?, ?, ?, NULL)",
                 (step.version, step.name, step.checksum, format_ts(clock())),
             )
             conn.execute("COMMIT")
@@ -335,9 +356,14 @@ def open_sqlite_store(
         if version != migrations.target_version("sqlite"):
             raise migrations.schema_mismatch(version, migrations.target_version("sqlite"))
         return SqliteStore(
-            path, writer=None, redactor=redactor, clock=clock, settings=settings,
-            redaction_version=redaction_version, hasher=hasher,
-        )  # fmt: skip
+            path,
+            writer=None,
+            redactor=redactor,
+            clock=clock,
+            settings=settings,
+            redaction_version=redaction_version,
+            hasher=hasher,
+        )
     create_file(path)
     writer = connect(path, busy_timeout_ms=settings.busy_timeout_ms, query_only=False)
     try:
@@ -346,7 +372,11 @@ def open_sqlite_store(
         writer.close()
         raise
     return SqliteStore(
-        path, writer=writer, redactor=redactor, clock=clock, settings=settings,
-        redaction_version=redaction_version, hasher=hasher,
-    )  # fmt: skip
-
+        path,
+        writer=writer,
+        redactor=redactor,
+        clock=clock,
+        settings=settings,
+        redaction_version=redaction_version,
+        hasher=hasher,
+    )

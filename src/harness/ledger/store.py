@@ -65,7 +65,12 @@ class Snapshot(Protocol):
     ) -> Iterator[LedgerRow]: ...
 
     def conversation_rows(
-        self, conversation_id: str, *, after_chain_seq: int = 0, tool_call_id: str | None = None, limit: int | None = None
+        self,
+        conversation_id: str,
+        *,
+        after_chain_seq: int = 0,
+        tool_call_id: str | None = None,
+        limit: int | None = None,
     ) -> list[LedgerRow]: ...
 
     def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]: ...

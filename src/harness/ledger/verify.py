@@ -46,7 +46,9 @@ class Problem:
 
 def _heads_json(heads: Iterable[Head]) -> list[dict[str, Any]]:
     ordered = sorted(heads, key=lambda h: h.conversation_id)
-    return [{"conversation_id": h.conversation_id, "chain_seq": h.chain_seq, "row_hash": h.row_hash.hex()} for h in ordered]
+    return [
+        {"conversation_id": h.conversation_id, "chain_seq": h.chain_seq, "row_hash": h.row_hash.hex()} for h in ordered
+    ]
 
 
 def heads_document(heads: Iterable[Head], *, backend: str, exported_at: datetime.datetime) -> dict[str, Any]:
@@ -211,7 +213,9 @@ def _head_problem(
     if exists:
         last = check.last_seq if check is not None else 0
         if check is None or check.hash_at_head is None:
-            return Problem(cid, last + 1, "head_behind", f"the exported head is at chain_seq {seq}, the ledger ends at {last}")
+            return Problem(
+                cid, last + 1, "head_behind", f"the exported head is at chain_seq {seq}, the ledger ends at {last}"
+            )
         if check.hash_at_head != head.row_hash:
             return Problem(cid, seq, "head_mismatch", "the row at the exported head's chain_seq has another row_hash")
         return None
