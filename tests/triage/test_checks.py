@@ -326,6 +326,24 @@ def test_line_counts_equal_a_zero_context_unified_diff(old: list[bytes], new: li
     assert line_counts(old, new) == expected
 
 
+def _crafted(count: int, step: int, offset: int) -> list[bytes]:
+    """Lines that defeat difflib's junk heuristic: many values, each repeated just under 1% of the time."""
+    distinct = count // 100 - 1
+    return [str((index * step + offset) % distinct).encode() for index in range(count)]
+
+
+def test_large_inputs_keep_exact_counts_for_a_small_change() -> None:
+    old = [f"line {index}".encode() for index in range(20_000)]
+    new = [*old[:10_000], b"chmod u+s /usr/bin/tiny", *old[10_000:]]
+    assert line_counts(old, new) == (1, 0)
+
+
+def test_a_large_crafted_change_counts_as_replaced_instead_of_running_superlinear() -> None:
+    old, new = _crafted(20_000, 1, 3), _crafted(20_000, 7, 4)
+    assert old[0] != new[0] and old[-1] != new[-1]
+    assert line_counts([b"head", *old, b"tail"], [b"head", *new, b"tail"]) == (20_000, 20_000)
+
+
 # ---------------------------------------------------------------------------------------------
 # snapshot
 

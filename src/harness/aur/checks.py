@@ -23,6 +23,7 @@ Route = Literal["check_phantom_install", "check_url_in_source", "no_check"]
 PHANTOM_RULES = frozenset({"R007", "R053", "H015", "H017", "H023", "H100"})
 URL_RULES = frozenset({"H016", "R010", "R011", "H082", "X009", "R152", "SOURCE_BUCKET", "NOVELTY", "C003"})
 RECIPE_FILES = ("PKGBUILD", ".SRCINFO")
+DIFF_LINE_LIMIT = 1_000
 _SHOWN_MAX_CHARS = 128
 
 
@@ -200,8 +201,26 @@ def _normalized_lines(data: bytes) -> list[bytes]:
     return lines
 
 
+def _trim_common(old: list[bytes], new: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """The two lists without their common leading and trailing lines."""
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    return old[start : len(old) - end], new[start : len(new) - end]
+
+
 def line_counts(old: list[bytes], new: list[bytes]) -> tuple[int, int]:
     """(added, removed) lines of a zero-context unified diff of two line lists."""
+    if len(old) > DIFF_LINE_LIMIT or len(new) > DIFF_LINE_LIMIT:
+        # difflib's matcher is superlinear on crafted input, and a package author writes both sides. Large
+        # inputs drop their common ends; a changed middle still over the limit counts as wholly replaced,
+        # which is a valid (if not minimal) unified diff, so the reason stays honest and the time bounded.
+        old, new = _trim_common(old, new)
+        if len(old) > DIFF_LINE_LIMIT or len(new) > DIFF_LINE_LIMIT:
+            return len(new), len(old)
     added = removed = 0
     # The opcodes are the ones difflib.unified_diff groups into hunks, so the counts match its output.
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes():
