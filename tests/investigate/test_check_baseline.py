@@ -8,9 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
 
+from harness.config import Overrides, load_settings
+from harness.context import build_context
 from harness.investigate import check_baseline
+from harness.mcp_server import build_server
+from harness.surface import OPERATIONS
 from harness.text import canonjson
 from tests.investigate.baseline_support import (  # noqa: F401 - door, clean_env, workspace are fixtures
     BASELINE_B,
@@ -311,3 +317,22 @@ def test_the_description_says_what_the_spec_asks() -> None:
         "upstream_unavailable",
     ):
         assert phrase in text, phrase
+
+
+def test_one_server_answers_from_a_newly_appended_baseline_record(workspace: Path) -> None:
+    store_baseline(workspace, BASELINE_B)
+    context = build_context(load_settings(Overrides(workspace=workspace)))
+
+    async def calls() -> list[str]:
+        async with Client(build_server(OPERATIONS, context)) as client:
+            before = await client.call_tool("check_baseline", {"entity": "mallory"})
+            store_baseline(workspace, {"known_actors": ["Mallory"]})
+            after = await client.call_tool("check_baseline", {"entity": "mallory"})
+            return [before.content[0].text, after.content[0].text]
+
+    try:
+        before, after = anyio.run(calls)
+    finally:
+        context.close()
+    assert before == expected_text(answer(notes=ABSENT))
+    assert after == expected_text(answer(known=True))

@@ -26,7 +26,6 @@ def _uncertain_result() -> dict[str, Any]:
 
 
 PACKAGE_CORPUS: list[tuple[str, dict[str, Any]]] = [
-    # github_actor: only calls refused before any request, since the corpus workspace has no fake GitHub.
     # check_baseline over baseline B (prepare_workspace stores it): a match, an absent entity, refusals.
     ("check_baseline", {"entity": "DEPLOY-SVC", "event_type": "container_restart"}),
     ("check_baseline", {"entity": "ci-bot", "source": "FR"}),
@@ -40,6 +39,7 @@ PACKAGE_CORPUS: list[tuple[str, dict[str, Any]]] = [
     ("lookup_rules", {"finding_id": "f-1", "finding_family": ""}),
     ("lookup_rules", {"finding_id": "f-1", "finding_family": "x", "finding_metadata": {"scheduled": True}}),
     ("lookup_rules", {"finding_id": "f-1", "finding_family": "x", "finding_metadata": {"a_b": "1", "aB": "2"}}),
+    # github_actor: only calls refused before any request, since the corpus workspace has no fake GitHub.
     ("github_actor", {"login": "../admin"}),
     ("github_actor", {"login": "a b"}),
     ("github_actor", {"login": "a" * 40}),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections import Counter
+import threading
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,10 +100,6 @@ cannot be read.
 """
 
 
-def _ci(a: str, b: str) -> bool:
-    return a.lower() == b.lower()
-
-
 def _later(a: str, b: str) -> str:
     """The later of two normalized timestamps; "" is the earliest."""
     if not a or not b:
@@ -109,33 +107,65 @@ def _later(a: str, b: str) -> str:
     return b if parse_timestamp(b) > parse_timestamp(a) else a
 
 
-def _profile(found: Baseline, entity: str) -> tuple[bool, str, list[str]]:
-    """Whether a profile exists, and the merged profile's last_seen and geos."""
-    exists, last_seen = False, ""
-    geos: set[str] = set()
-    for actor, profile in found.known_users.items():
-        if _ci(actor, entity):
-            exists = True
+class EntityIndex:
+    """A baseline's entries grouped by lower-cased entity, so a call costs its matches, not the baseline's size.
+
+    Keys are `str.lower()` of the entity each entry belongs to, which is exactly ci-equality (§0).
+    """
+
+    def __init__(self, found: Baseline) -> None:
+        self.baseline = found
+        self.profiles: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        for actor, profile in found.known_users.items():
+            self.profiles[actor.lower()].append(profile)
+        self.actors = {actor.lower() for actor in found.known_actors}
+        self.frequency: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for key, count in found.frequency_tables.items():
+            parts = key.split(":", 2)
+            # Everything after the second colon is the actor, so actors holding colons (ARNs) still count;
+            # `time:HH:actor` and keys of fewer than three parts never do.
+            if len(parts) == 3 and parts[0].lower() != "time":
+                self.frequency[parts[2].lower()].append((parts[1], count))
+        self.roles: dict[str, set[str]] = defaultdict(set)
+        for actor, entries in found.actor_roles.items():
+            self.roles[actor.lower()].update(entries)
+        self.relationships: dict[str, set[str]] = defaultdict(set)
+        for key in found.relationships:
+            actor, colon, target = key.partition(":")
+            self.relationships[actor.lower()].add(key)
+            if colon:
+                self.relationships[target.lower()].add(key)
+
+    def profile(self, entity: str) -> tuple[bool, str, list[str]]:
+        """Whether a profile exists, and the merged profile's last_seen and sorted geos."""
+        profiles = self.profiles.get(entity.lower(), [])
+        last_seen = ""
+        geos: set[str] = set()
+        for profile in profiles:
             last_seen = _later(last_seen, profile["last_seen"])
             geos.update(profile["known_geos"])
-    return exists, last_seen, sorted(geos)
+        return bool(profiles), last_seen, sorted(geos)
+
+    def by_type(self, entity: str) -> Counter[str]:
+        """Event counts per type (spelled as in the keys) of `source:type:<entity>` keys."""
+        counts: Counter[str] = Counter()
+        for event_type, count in self.frequency.get(entity.lower(), []):
+            counts[event_type] += count
+        return counts
 
 
-def _frequency(tables: Mapping[str, int], entity: str) -> Counter[str]:
-    """Counts per type of the keys `source:type:<entity>`; `time:` keys and short keys never count."""
-    by_type: Counter[str] = Counter()
-    for key, count in tables.items():
-        parts = key.split(":", 2)
-        # Everything after the second colon is the actor, so actors holding colons (ARNs) still count.
-        if len(parts) == 3 and not _ci(parts[0], "time") and _ci(parts[2], entity):
-            by_type[parts[1]] += count
-    return by_type
+class _IndexCache:
+    """The index of the last baseline seen; parsed baselines are cached objects, so identity tells a change."""
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: EntityIndex | None = None
 
-def _relationship_matches(key: str, entity: str) -> bool:
-    """The part before the first colon (the whole key without one) or the part after it is the entity."""
-    actor, colon, target = key.partition(":")
-    return _ci(actor, entity) or (bool(colon) and _ci(target, entity))
+    def index(self, found: Baseline) -> EntityIndex:
+        with self._lock:
+            if self._last is None or self._last.baseline is not found:
+                self._last = EntityIndex(found)
+            return self._last
 
 
 def _capped(name: str, keys: Iterable[str], cap: int, notes: list[str]) -> list[str]:
@@ -159,39 +189,36 @@ def _empty(args: Input, notes: str) -> Output:
     )
 
 
-def check(found: Baseline, args: Input) -> Output:
+def check(index: EntityIndex, args: Input) -> Output:
     """The §9.3 answer for one entity over one baseline (pure)."""
-    entity = args.entity
+    entity, lowered = args.entity, args.entity.lower()
     notes: list[str] = []
-    has_profile, last_seen, geos = _profile(found, entity)
-    known = has_profile or any(_ci(actor, entity) for actor in found.known_actors)
+    has_profile, last_seen, geos = index.profile(entity)
+    known = has_profile or lowered in index.actors
     if not known:
         notes.append(NOTE_ABSENT)
-    elif args.source and geos and not any(_ci(geo, args.source) for geo in geos):
+    elif args.source and geos and args.source.lower() not in {geo.lower() for geo in geos}:
         known = False
         notes.append(
             f"entity is in the baseline but source {echo(args.source)} is not one of its known geos "
             f"({', '.join(geos)}), so known is false"
         )
 
-    by_type = _frequency(found.frequency_tables, entity)
+    by_type = index.by_type(entity)
     shown_types = _capped("frequency_by_type", by_type, MAX_TYPES, notes)
-    roles: set[str] = set()
-    for actor, entries in found.actor_roles.items():
-        if _ci(actor, entity):
-            roles.update(entries)
-    shown_roles = _capped("roles", roles, MAX_ROLES, notes)
-    related = [key for key in found.relationships if _relationship_matches(key, entity)]
-    shown_related = _capped("relationships", related, MAX_RELATIONSHIPS, notes)
+    shown_roles = _capped("roles", index.roles.get(lowered, set()), MAX_ROLES, notes)
+    shown_related = _capped("relationships", index.relationships.get(lowered, set()), MAX_RELATIONSHIPS, notes)
+    wanted_type = args.event_type.lower()
+    relationships = index.baseline.relationships
     return Output(
         known=known,
         last_seen=last_seen,
         frequency=sum(by_type.values()),
         frequency_by_type={t: by_type[t] for t in shown_types},
-        frequency_for_type=sum(n for t, n in by_type.items() if args.event_type and _ci(t, args.event_type)),
+        frequency_for_type=sum(n for t, n in by_type.items() if wanted_type and t.lower() == wanted_type),
         event_type=args.event_type,
         roles=shown_roles,
-        relationships={key: Relationship(**found.relationships[key]) for key in shown_related},
+        relationships={key: Relationship(**relationships[key]) for key in shown_related},
         notes=" ".join(notes),
     )
 
@@ -201,4 +228,4 @@ def handle(args: Input, ctx: Context) -> Output:
     found = baseline(ctx)
     if found is None:
         return _empty(args, NOTE_NO_BASELINE)
-    return check(found, args)
+    return check(ctx.service("check_baseline.index", _IndexCache).index(found), args)
