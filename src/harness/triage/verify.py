@@ -23,6 +23,10 @@ ALL_PASSED = "all checks passed"
 MAX_SENTENCES = 4
 _TAKEDOWN = re.compile(r"(?i)\btake-?down\b")
 _TABLE_HEAD = ("| Rule | File | Line | Check | Result |", "|---|---|---|---|---|")
+_REPORT_KINDS = {
+    frozenset({"check_phantom_install"}): "phantom_install",
+    frozenset({"check_url_in_source"}): "url_in_source",
+}
 _EMPTY_SNAPSHOT: dict[str, Any] = {
     "source_url": None,
     "pkgbuild_sha256": None,
@@ -193,14 +197,7 @@ def _report_entry(verdict: Verdict, items: list[CheckOutcome], routes: list[Rout
     transition = verdict.transition
     assert transition is not None
     rules = sorted({item.rule_id for item in verdict.evidence})
-    kinds = set(routes)
-    kind = (
-        "phantom_install"
-        if kinds == {"check_phantom_install"}
-        else "url_in_source"
-        if kinds == {"check_url_in_source"}
-        else "mixed"
-    )
+    kind = _REPORT_KINDS.get(frozenset(routes), "mixed")
     summary = (
         f"{', '.join(rules)} on {verdict.package} {transition.old_version} -> {transition.new_version}: "
         f"{join_sentences([item.sentence for item in items])}"
