@@ -1,5 +1,6 @@
-"""Support for the check_baseline, lookup_rules and --baseline tests: baseline B of investigate.md §9.3 and
-calls of any operation through the two real front doors (in-process CLI, in-memory MCP client)."""
+"""Support for the check_baseline, lookup_rules and --baseline tests: baseline B of investigate.md §9.3,
+calls of any operation through the two real front doors (in-process CLI, in-memory MCP client), and the
+fixtures `door`, `workspace` and `clean_env` (import their `*_fixture` functions to use them)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from runners import run_cli
 
 from harness.config import Overrides, load_settings
 from harness.context import build_context
 from harness.mcp_server import build_server
 from harness.store import Store
 from harness.surface import OPERATIONS
-from runners import run_cli
 
 # Baseline B (investigate.md §9.3), as an operator would write it in a --baseline file.
 BASELINE_B: dict[str, Any] = {
@@ -82,8 +83,14 @@ def _flags(arguments: dict[str, Any]) -> list[str] | None:
     return args
 
 
-def cli(workspace: Path, operation: str, arguments: dict[str, Any], *, baseline: Path | None = None,
-        rules: Path | None = None) -> Answer:
+def cli(
+    workspace: Path,
+    operation: str,
+    arguments: dict[str, Any],
+    *,
+    baseline: Path | None = None,
+    rules: Path | None = None,
+) -> Answer:
     """`harness --workspace W [--baseline F] [--rules R] OPERATION --flag value ...` in-process."""
     globals_ = ["--workspace", str(workspace)]
     if baseline is not None:
@@ -97,8 +104,14 @@ def cli(workspace: Path, operation: str, arguments: dict[str, Any], *, baseline:
     return Answer(result.stdout[:-1], result.exit_code != 0, result.exit_code, result.stderr)
 
 
-def mcp(workspace: Path, operation: str, arguments: dict[str, Any], *, baseline: Path | None = None,
-        rules: Path | None = None) -> Answer:
+def mcp(
+    workspace: Path,
+    operation: str,
+    arguments: dict[str, Any],
+    *,
+    baseline: Path | None = None,
+    rules: Path | None = None,
+) -> Answer:
     """One tools/call over the SDK's in-memory client, with the context `harness serve` would build."""
     context = build_context(load_settings(Overrides(workspace=workspace, baseline=baseline, rules=rules)))
 
@@ -119,21 +132,21 @@ def mcp(workspace: Path, operation: str, arguments: dict[str, Any], *, baseline:
 DOORS = {"cli": cli, "mcp": mcp}
 
 
-@pytest.fixture(params=["cli", "mcp"])
-def door(request: pytest.FixtureRequest) -> Any:
+@pytest.fixture(name="door", params=["cli", "mcp"])
+def door_fixture(request: pytest.FixtureRequest) -> Any:
     """Each test using it runs once per front door."""
     return DOORS[request.param]
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(name="clean_env", autouse=True)
+def clean_env_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
     """No harness variable of the developer's shell reaches the calls."""
     for name in ("HARNESS_ROOT", "HARNESS_CONVERSATION_ID", "HARNESS_RULES_SHA256", "HARNESS_LEDGER_URL"):
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
+@pytest.fixture(name="workspace")
+def workspace_fixture(tmp_path: Path) -> Path:
     """An empty workspace directory (no harness.toml, no store)."""
     ws = tmp_path / "ws"
     ws.mkdir()

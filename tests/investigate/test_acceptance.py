@@ -20,15 +20,24 @@ from tests.e2e.procs import clean_env, harness_argv
 pytestmark = pytest.mark.slow
 
 EV_LINES = [
-    '{"ID":"evt-1","Source":"azure","EventType":"container_restart","Actor":"deploy-svc",'
-    '"Timestamp":"2026-04-10T02:05:00Z","Action":"restart","Target":"web-01",'
-    '"Metadata":{"maintenance_window":true,"window_id":"mw-7"}}',
-    '{"id":"evt-2","source":"azure","event-type":"container_restart","actor":"deploy-svc",'
-    '"timestamp":"2026-04-10T04:10:00+02:00","action":"restart","target":"web-02","metadata":{"maintenance_window":true}}',
-    '{"-id":"evt-3","-source":"github","-type":"push","-actor":"baron","-timestamp":"2026-04-10T09:00:00Z",'
-    '"payload":{"ref":"main"}}',
-    '{"Id":"evt-4","source":"azure","type":"login","actor":"baron","timestamp":"2026-04-09T12:00:00.250Z",'
-    '"payload":{"ip":"203.0.113.5","geo":"US"}}',
+    (
+        '{"ID":"evt-1","Source":"azure","EventType":"container_restart","Actor":"deploy-svc",'
+        '"Timestamp":"2026-04-10T02:05:00Z","Action":"restart","Target":"web-01",'
+        '"Metadata":{"maintenance_window":true,"window_id":"mw-7"}}'
+    ),
+    (
+        '{"id":"evt-2","source":"azure","event-type":"container_restart","actor":"deploy-svc",'
+        '"timestamp":"2026-04-10T04:10:00+02:00","action":"restart","target":"web-02",'
+        '"metadata":{"maintenance_window":true}}'
+    ),
+    (
+        '{"-id":"evt-3","-source":"github","-type":"push","-actor":"baron","-timestamp":"2026-04-10T09:00:00Z",'
+        '"payload":{"ref":"main"}}'
+    ),
+    (
+        '{"Id":"evt-4","source":"azure","type":"login","actor":"baron","timestamp":"2026-04-09T12:00:00.250Z",'
+        '"payload":{"ip":"203.0.113.5","geo":"US"}}'
+    ),
 ]
 FI = (
     '[{"Id":"finding-evt-1","Source":"detector:unusual-timing","Severity":"medium","Type":"unusual-timing",'
@@ -46,15 +55,29 @@ EMBEDDED_SHA256 = hashlib.sha256(
 
 # Checks 4-11: the read commands whose stdout must not change when the index is deleted (check 12).
 READS: dict[str, list[str]] = {
-    "4": ["search_events", "--actor", "DEPLOY-SVC", "--finding-family", "unusual-timing",
-          "--finding-metadata", '{"maintenance_window":"true"}'],
+    "4": [
+        "search_events",
+        "--actor",
+        "DEPLOY-SVC",
+        "--finding-family",
+        "unusual-timing",
+        "--finding-metadata",
+        '{"maintenance_window":"true"}',
+    ],
     "5 dropped": ["search_events", "--actor", "deploy-svc", "--since", "2026-05-01"],
     "5 applied": ["search_events", "--actor", "deploy-svc", "--since", "2026-04-10T02:06:00Z"],
     "6": ["search_events", "--ids", "evt-"],
     "7": ["check_baseline", "--entity", "deploy-svc", "--event-type", "container_restart"],
     "8": ["check_baseline", "--entity", "BARON", "--source", "fr"],
-    "9": ["lookup_rules", "--finding-id", "finding-evt-1", "--finding-family", "unusual-timing",
-          "--maintenance-window", "true"],
+    "9": [
+        "lookup_rules",
+        "--finding-id",
+        "finding-evt-1",
+        "--finding-family",
+        "unusual-timing",
+        "--maintenance-window",
+        "true",
+    ],
     "10": ["search_findings", "--ids", "evt-1"],
     "11": ["get_raw_event", "--id", "FINDING-EVT-1"],
 }
@@ -72,9 +95,8 @@ class Run:
 
 def harness(cwd: Path, *args: str) -> Run:
     """`harness --workspace W ARGS` as its own process in `cwd`; stdout is one compact, sorted JSON document."""
-    proc = subprocess.run(
-        harness_argv("--workspace", "W", *args), cwd=cwd, capture_output=True, text=True, env=clean_env(), timeout=120
-    )
+    argv = harness_argv("--workspace", "W", *args)
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=clean_env(), timeout=120, check=False)
     assert proc.stdout == canonjson.dumps(json.loads(proc.stdout)) + "\n", proc.stdout
     return Run(proc.returncode, proc.stdout)
 
@@ -126,7 +148,12 @@ def test_acceptance_checks_1_to_12(tmp_path: Path) -> None:
     assert four["events"][1]["timestamp"] == "2026-04-10T02:10:00Z"
     assert [rule["id"] for rule in four["matched_rules"]] == ["R-001"]
     assert four["filter_applied"] == {
-        "actor": "DEPLOY-SVC", "effective": "none", "since": "", "source": "", "type": "", "until": ""
+        "actor": "DEPLOY-SVC",
+        "effective": "none",
+        "since": "",
+        "source": "",
+        "type": "",
+        "until": "",
     }
     assert (four["notes"], four["total"], four["truncated"]) == ("", 2, False)
     assert canonjson.dumps(four["events"][0]) == (

@@ -15,21 +15,21 @@ import pytest
 from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from runners import run_cli
 
 from harness.config import Overrides, load_settings
 from harness.context import build_context
 from harness.mcp_server import build_server
 from harness.surface import OPERATIONS
-from runners import run_cli
 from tests.e2e.procs import clean_env as subprocess_env
 from tests.e2e.procs import free_port, harness_argv
-from tests.investigate.baseline_support import (  # noqa: F401 - door, clean_env, workspace are fixtures
+from tests.investigate.baseline_support import (  # noqa: F401 - fixtures
     BASELINE_B,
     Answer,
-    clean_env,
-    door,
+    clean_env_fixture,
+    door_fixture,
     store_baseline,
-    workspace,
+    workspace_fixture,
     write_baseline_file,
 )
 
@@ -46,9 +46,7 @@ def known(door: Callable[..., Answer], workspace: Path, entity: str, baseline: P
     return bool(result.document["known"])
 
 
-def test_the_file_wins_over_the_stored_record(
-    workspace: Path, tmp_path: Path, door: Callable[..., Answer]
-) -> None:
+def test_the_file_wins_over_the_stored_record(workspace: Path, tmp_path: Path, door: Callable[..., Answer]) -> None:
     store_baseline(workspace, STORED)
     path = write_baseline_file(tmp_path / "b.json", FILE)
     assert known(door, workspace, "file-actor", path)
@@ -71,13 +69,19 @@ def test_no_file_and_no_record_means_no_baseline_not_an_error(workspace: Path, d
 
 def test_file_field_names_are_normalized_and_nulls_are_empty(tmp_path: Path, door: Callable[..., Answer]) -> None:
     path = tmp_path / "b.json"
-    path.write_text(json.dumps({
-        "KnownUsers": {"Baron": {"KnownGeos": ["US"], "last-seen": "2026-04-09T14:00:00+02:00", "knownIPs": None}},
-        "frequencyTables": {"azure:login:Baron": 3},
-        "actor_roles": None,
-        "Relationships": {"Baron:x": {"Count": 2, "FirstSeen": "2026-01-01"}},
-        "knownActors": None,
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "KnownUsers": {
+                    "Baron": {"KnownGeos": ["US"], "last-seen": "2026-04-09T14:00:00+02:00", "knownIPs": None}
+                },
+                "frequencyTables": {"azure:login:Baron": 3},
+                "actor_roles": None,
+                "Relationships": {"Baron:x": {"Count": 2, "FirstSeen": "2026-01-01"}},
+                "knownActors": None,
+            }
+        )
+    )
     result = door(tmp_path, "check_baseline", {"entity": "baron", "source": "us"}, baseline=path)
     assert result.document == {
         "known": True,
@@ -93,16 +97,25 @@ def test_file_field_names_are_normalized_and_nulls_are_empty(tmp_path: Path, doo
 
 
 BAD_FILES: list[tuple[str, str]] = [
-    ('{"known_actors": ["a"], "colour": "red"}', 'unknown field "colour" (allowed: schema_version, '
-     "built_from_commit, known_users, known_actors, known_created_entities, frequency_tables, actor_hours, "
-     "actor_roles, relationships)"),
+    (
+        '{"known_actors": ["a"], "colour": "red"}',
+        (
+            'unknown field "colour" (allowed: schema_version, '
+            "built_from_commit, known_users, known_actors, known_created_entities, frequency_tables, actor_hours, "
+            "actor_roles, relationships)"
+        ),
+    ),
     ('{"known_actors": "a"}', 'field "known_actors": expected an array, got a string'),
     ('{"frequency_tables": {"a:b:c": -1}}', 'field "frequency_tables.a:b:c": must be a count of at least 0, got -1'),
     ('{"actor_hours": {"x": [24]}}', 'field "actor_hours.x[0]": must be an hour from 0 to 23, got 24'),
-    ('{"known_actors": ["a\\u202eb"]}', 'field "known_actors[0]": contains control, format, tab or line-break '
-     "characters"),
-    ('{"known_users": {"a\\nb": {}}}', 'field "known_users key": contains control, format, tab or line-break '
-     "characters"),
+    (
+        '{"known_actors": ["a\\u202eb"]}',
+        ('field "known_actors[0]": contains control, format, tab or line-break characters'),
+    ),
+    (
+        '{"known_users": {"a\\nb": {}}}',
+        ('field "known_users key": contains control, format, tab or line-break characters'),
+    ),
     ('{"schema_version": 2}', 'field "schema_version": must be 1'),
     ("[]", "a baseline must be a JSON object, got an array"),
     ('{"known_actors": [', "malformed JSON at line 1 column 19: Expecting value"),
@@ -153,7 +166,7 @@ def test_serve_refuses_to_start_with_a_bad_file(workspace: Path, tmp_path: Path,
     args = [arg.format(port=port) for arg in transport]
     argv = harness_argv("--workspace", str(workspace), "--baseline", str(path), "serve", *args)
     proc = subprocess.run(
-        argv, capture_output=True, text=True, env=subprocess_env(), timeout=60, stdin=subprocess.DEVNULL
+        argv, capture_output=True, text=True, env=subprocess_env(), timeout=60, stdin=subprocess.DEVNULL, check=False
     )
     assert proc.returncode == 2
     assert json.loads(proc.stdout) == {
@@ -174,8 +187,19 @@ async def test_serve_answers_from_the_file_over_stdio(workspace: Path, tmp_path:
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         result = await session.call_tool("check_baseline", {"entity": "ci-bot", "source": "us"})
-    cli = run_cli(["--workspace", str(workspace), "--baseline", str(path), "check_baseline", "--entity", "ci-bot",
-                   "--source", "us"])
+    cli = run_cli(
+        [
+            "--workspace",
+            str(workspace),
+            "--baseline",
+            str(path),
+            "check_baseline",
+            "--entity",
+            "ci-bot",
+            "--source",
+            "us",
+        ]
+    )
     assert result.content[0].text + "\n" == cli.stdout
     assert json.loads(cli.stdout)["last_seen"] == "2026-04-10T00:00:00Z"
 

@@ -18,13 +18,13 @@ from harness.investigate import check_baseline
 from harness.mcp_server import build_server
 from harness.surface import OPERATIONS
 from harness.text import canonjson
-from tests.investigate.baseline_support import (  # noqa: F401 - door, clean_env, workspace are fixtures
+from tests.investigate.baseline_support import (  # noqa: F401 - fixtures
     BASELINE_B,
     Answer,
-    clean_env,
-    door,
+    clean_env_fixture,
+    door_fixture,
     store_baseline,
-    workspace,
+    workspace_fixture,
     write_baseline_file,
 )
 
@@ -141,8 +141,10 @@ def test_an_initialized_store_without_a_baseline_record_reads_as_no_baseline(
     ("arguments", "message"),
     [
         ({"entity": ""}, "entity: must not be empty"),
-        ({"entity": "deploy-svc", "eventType": "push"}, "eventType: unknown field; the accepted fields are "
-         "entity, source, event_type"),
+        (
+            {"entity": "deploy-svc", "eventType": "push"},
+            ("eventType: unknown field; the accepted fields are entity, source, event_type"),
+        ),
         ({}, "entity: is required"),
         ({"entity": "x" * 257}, "entity: must be at most 256 bytes (UTF-8), got 257"),
         ({"entity": "x", "source": "é" * 129}, "source: must be at most 256 bytes (UTF-8), got 258"),
@@ -153,9 +155,7 @@ def test_bad_arguments_are_invalid_input(
 ) -> None:
     result = with_b(door, arguments)
     assert result.is_error
-    assert result.document == {
-        "error": {"code": "invalid_input", "message": message, "operation": "check_baseline"}
-    }
+    assert result.document == {"error": {"code": "invalid_input", "message": message, "operation": "check_baseline"}}
     assert result.exit_code in (2, None)
 
 
@@ -230,9 +230,7 @@ def test_frequency_keys_are_parsed_on_colons_and_whole_values(tmp_path: Path, do
     )
 
 
-def test_relationship_keys_match_on_either_side_of_the_first_colon(
-    tmp_path: Path, door: Callable[..., Answer]
-) -> None:
+def test_relationship_keys_match_on_either_side_of_the_first_colon(tmp_path: Path, door: Callable[..., Answer]) -> None:
     baseline = {
         "relationships": {
             "svc": {"count": 1},

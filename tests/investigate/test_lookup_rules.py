@@ -15,11 +15,11 @@ import yaml
 from harness.investigate import lookup_rules
 from harness.text import canonjson
 from harness.text.sanitize import echo
-from tests.investigate.baseline_support import (  # noqa: F401 - door, clean_env, workspace are fixtures
+from tests.investigate.baseline_support import (  # noqa: F401 - fixtures
     Answer,
-    clean_env,
-    door,
-    workspace,
+    clean_env_fixture,
+    door_fixture,
+    workspace_fixture,
 )
 
 EMBEDDED = importlib.resources.files("harness.rules").joinpath("operator-decisions.yaml").read_bytes()
@@ -66,18 +66,27 @@ VECTORS: list[tuple[dict[str, Any], list[str]]] = [
     ({"finding_family": "UNUSUAL-TIMING", "maintenance_window": "TRUE"}, ["R-001"]),
     ({"finding_family": "unusual-timing", "maintenance_window": " true"}, []),
     (
-        {"finding_family": "unusual-timing", "maintenance_window": "true",
-         "finding_metadata": {"maintenance_window": "false"}},
+        {
+            "finding_family": "unusual-timing",
+            "maintenance_window": "true",
+            "finding_metadata": {"maintenance_window": "false"},
+        },
         ["R-001"],
     ),
     (
-        {"finding_family": "unusual-timing", "maintenance_window": "false",
-         "finding_metadata": {"maintenance_window": "true"}},
+        {
+            "finding_family": "unusual-timing",
+            "maintenance_window": "false",
+            "finding_metadata": {"maintenance_window": "true"},
+        },
         [],
     ),
     (
-        {"finding_family": "unusual-timing", "maintenance_window": "",
-         "finding_metadata": {"maintenance_window": "true"}},
+        {
+            "finding_family": "unusual-timing",
+            "maintenance_window": "",
+            "finding_metadata": {"maintenance_window": "true"},
+        },
         ["R-001"],
     ),
     ({"finding_family": "unusual-timing"}, []),
@@ -86,8 +95,10 @@ VECTORS: list[tuple[dict[str, Any], list[str]]] = [
         {"finding_family": "unusual-timing", "finding_metadata": {"maintenance-window": "true", "scheduled": ""}},
         ["R-001"],
     ),
-    ({"finding_family": "volume-anomaly", "finding_metadata": {"Scheduled": "True", "deployRelease": "TRUE"}},
-     ["R-002", "R-008"]),
+    (
+        {"finding_family": "volume-anomaly", "finding_metadata": {"Scheduled": "True", "deployRelease": "TRUE"}},
+        ["R-002", "R-008"],
+    ),
     ({"finding_family": "unusual-timing", "maintenance_window": "true", "scheduled": "true"}, ["R-001"]),
 ]
 
@@ -136,10 +147,15 @@ def test_a_blank_family_passes_and_matches_nothing(workspace: Path, door: Callab
             "finding_metadata.k: must be at most 1024 bytes (UTF-8), got 1025",
         ),
         (
-            {"finding_id": "f", "finding_family": "x", "finding_metadata": {"maintenanceWindow": "a",
-                                                                             "maintenance-window": "b"}},
-            'finding_metadata: keys "maintenanceWindow" and "maintenance-window" both normalize to '
-            '"maintenance_window"',
+            {
+                "finding_id": "f",
+                "finding_family": "x",
+                "finding_metadata": {"maintenanceWindow": "a", "maintenance-window": "b"},
+            },
+            (
+                'finding_metadata: keys "maintenanceWindow" and "maintenance-window" both normalize to '
+                '"maintenance_window"'
+            ),
         ),
         ({"finding_id": "f", "finding_family": "x", "findingMetadata": {}}, None),
         ({"finding_id": "f", "finding_family": "x", "finding_metadata": "maintenance_window=true"}, None),
@@ -159,20 +175,31 @@ def test_bad_arguments_are_invalid_input(
 
 def test_sixty_four_metadata_entries_are_accepted(workspace: Path, door: Callable[..., Answer]) -> None:
     metadata = {f"k{n}": "v" for n in range(63)} | {"maintenance_window": "true"}
-    result = door(workspace, "lookup_rules", {"finding_id": "f-1", "finding_family": "unusual-timing",
-                                              "finding_metadata": metadata})
+    result = door(
+        workspace,
+        "lookup_rules",
+        {"finding_id": "f-1", "finding_family": "unusual-timing", "finding_metadata": metadata},
+    )
     assert result.text == expected(["R-001"], "unusual-timing")
 
 
 def test_a_workspace_corpus_replaces_the_embedded_one(workspace: Path, door: Callable[..., Answer]) -> None:
     (workspace / "rules").mkdir()
     (workspace / "rules" / "operator-decisions.yaml").write_bytes(ONE_RULE)
-    result = door(workspace, "lookup_rules", {"finding_id": "f-1", "finding_family": "Unusual-Timing",
-                                              "maintenance_window": "true"})
+    result = door(
+        workspace,
+        "lookup_rules",
+        {"finding_id": "f-1", "finding_family": "Unusual-Timing", "maintenance_window": "true"},
+    )
     assert result.document == {
         "finding_id": "f-1",
-        "rules": [{"id": "W-1", "applies_to": {"family": "unusual-timing", "metadata_match": {}},
-                   "operator_directive": "Workspace rule."}],
+        "rules": [
+            {
+                "id": "W-1",
+                "applies_to": {"family": "unusual-timing", "metadata_match": {}},
+                "operator_directive": "Workspace rule.",
+            }
+        ],
         "corpus_sha256": hashlib.sha256(ONE_RULE).hexdigest(),
         "notes": "",
     }
@@ -226,8 +253,11 @@ def test_a_pin_mismatch_is_upstream_unavailable(
 
 def test_a_matching_pin_loads(workspace: Path, door: Callable[..., Answer]) -> None:
     (workspace / "harness.toml").write_text(f'[rules]\nsha256 = "{EMBEDDED_SHA256.upper()}"\n')
-    result = door(workspace, "lookup_rules", {"finding_id": "f-1", "finding_family": "unusual-timing",
-                                              "maintenance_window": "true"})
+    result = door(
+        workspace,
+        "lookup_rules",
+        {"finding_id": "f-1", "finding_family": "unusual-timing", "maintenance_window": "true"},
+    )
     assert result.text == expected(["R-001"], "unusual-timing")
 
 
