@@ -1,0 +1,153 @@
+"""search_findings (investigate.md §9.2, §8 finding rules) through the CLI and the in-memory MCP client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.investigate import search_findings
+from tests.investigate.ops_support import STORE_F, call, dumps, error, make_workspace
+
+OP = "search_findings"
+EMPTY_NOTE = "no findings matched the filter"
+
+
+def stored(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """A finding of store F with every key, as stored and shown."""
+    full = {"source": "", "severity": "", "type": "", "actor": "", "timestamp": "", "reason": "", "evidence": {},
+            "event_ids": [], **record, **changes}
+    evidence = full["evidence"]
+    if not full["event_ids"] and isinstance(evidence, dict) and "event_id" in evidence:
+        full["event_ids"] = [evidence["event_id"]]
+    return full
+
+
+FINDINGS = {record["id"]: stored(record) for record in STORE_F}
+ALL = ["f1", "f2", "f3", "finding-cafe1234", "f5"]
+
+
+def expected(ids: list[str], *, total: int | None = None, notes: str = "") -> str:
+    count = len(ids) if total is None else total
+    return dumps({"findings": [FINDINGS[i] for i in ids], "notes": notes, "total": count, "truncated": count > len(ids)})
+
+
+@pytest.fixture(scope="module")
+def ws_f(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_workspace(tmp_path_factory.mktemp("f"), findings=STORE_F)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "ids"),
+    [
+        ({}, ALL),
+        ({"actor": "BARON"}, ["f1", "f3"]),
+        ({"source": "detector:new-actor"}, ["f2"]),
+        ({"type": "UNUSUAL-LOGIN"}, ["f1", "f3"]),
+        ({"ids": ["f3", "f1"]}, ["f1", "f3"]),
+        ({"ids": ["F2"]}, ["f2"]),
+        ({"ids": ["cafe1234"]}, ["finding-cafe1234"]),
+        ({"ids": ["", "f5"]}, ["f5"]),
+        ({"ids": [""]}, ALL),
+        ({"since": "2026-04-10T10:00:00Z"}, ["f2", "f3", "finding-cafe1234"]),
+        ({"actor": "baron", "since": "2026-04-10"}, ["f1", "f3"]),
+    ],
+)
+def test_store_f_vectors(ws_f: Path, arguments: dict[str, Any], ids: list[str]) -> None:
+    answer = call(ws_f, OP, arguments)
+    assert answer.exit_code == 0
+    assert answer.text == expected(ids)
+
+
+def test_event_ids_of_a_finding_come_back(ws_f: Path) -> None:
+    (finding,) = call(ws_f, OP, {"ids": ["cafe1234"]}).document["findings"]
+    assert finding["event_ids"] == ["cafe1234"]
+    assert finding["evidence"] == {"event_id": "cafe1234"}
+
+
+def test_no_match_is_an_empty_result_with_a_note(ws_f: Path) -> None:
+    assert call(ws_f, OP, {"type": "forge"}).text == expected([], notes=EMPTY_NOTE)
+
+
+def test_a_finding_without_timestamp_is_excluded_by_any_since(ws_f: Path) -> None:
+    answer = call(ws_f, OP, {"actor": "ops", "since": "0001-01-01"})
+    assert answer.text == expected([], notes=EMPTY_NOTE)
+    assert call(ws_f, OP, {"actor": "ops"}).text == expected(["f5"])
+
+
+def test_limit_truncates_with_a_note(ws_f: Path) -> None:
+    note = "showing the first 3 of 5 matching findings in stream order; narrow the filters or raise limit (at most 2000)."
+    assert call(ws_f, OP, {"limit": 3}).text == expected(["f1", "f2", "f3"], total=5, notes=note)
+
+
+@pytest.mark.parametrize("requested", ["cafe1234", "CAFE1234", "cafe", "finding-cafe"])
+def test_finding_id_resolution(ws_f: Path, requested: str) -> None:
+    assert call(ws_f, OP, {"ids": [requested]}).text == expected(["finding-cafe1234"])
+
+
+def test_an_ambiguous_finding_prefix_fails(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path, findings=[{"id": "finding-ab12"}, {"id": "finding-ab34"}])
+    answer = call(workspace, OP, {"ids": ["finding-ab"]})
+    assert answer.text == dumps(error(OP, "invalid_input", 'id "finding-ab" is ambiguous: prefix matches 2 stored ids: '
+                                      "finding-ab12, finding-ab34. Supply a longer prefix or the exact id."))
+
+
+def test_reason_and_evidence_strings_are_sanitized_but_keys_and_ids_are_not(tmp_path: Path) -> None:
+    record = {
+        "id": "F-Mixed", "actor": "Baron", "reason": "a\u202eb\nc",
+        "evidence": {"Note\u00e9": "x\u200by\tz", "list": [" pad ", 3, {"deep": "\u0000q"}], "event_ids": ["E-1"]},
+    }
+    workspace = make_workspace(tmp_path, findings=[record])
+    answer = call(workspace, OP, {})
+    assert answer.text == dumps({
+        "findings": [{
+            "id": "F-Mixed", "source": "", "severity": "", "type": "", "actor": "Baron", "timestamp": "",
+            "reason": "ab c", "evidence": {"Note\u00e9": "xy z", "list": ["pad", 3, {"deep": "q"}], "event_ids": ["E-1"]},
+            "event_ids": ["E-1"],
+        }],
+        "notes": "", "total": 1, "truncated": False,
+    })
+
+
+def test_a_long_reason_is_capped_visibly(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path, findings=[{"id": "f1", "reason": "r" * 5000}])
+    (finding,) = call(workspace, OP, {}).document["findings"]
+    assert finding["reason"] == "r" * 1012 + " [truncated]"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"until": "2026-04-10"},
+         "until: unknown field; the accepted fields are actor, source, type, ids, since, limit"),
+        ({"since": "yesterday"},
+         'since: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "yesterday"'),
+        ({"limit": 0}, "limit: must be at least 1, got 0"),
+        ({"limit": 2001}, "limit: must be at most 2000, got 2001"),
+        ({"ids": ["x"] * 101}, "ids: must have at most 100 items, got 101"),
+        ({"finding_family": "x"},
+         "finding_family: unknown field; the accepted fields are actor, source, type, ids, since, limit"),
+        ({"type": 3}, "type: expected a string, got a number"),
+    ],
+)
+def test_invalid_input_names_the_field(ws_f: Path, arguments: dict[str, Any], message: str) -> None:
+    answer = call(ws_f, OP, arguments)
+    assert answer.exit_code == 2
+    assert answer.text == dumps(error(OP, "invalid_input", message))
+
+
+def test_missing_store_reads_as_empty(tmp_path: Path) -> None:
+    workspace = tmp_path / "bare"
+    workspace.mkdir()
+    assert call(workspace, OP, {}).text == expected([], notes=EMPTY_NOTE)
+
+
+def test_description_tells_the_agent_how_to_search() -> None:
+    text = search_findings.DESCRIPTION
+    for phrase in (
+        "stream order", "ignoring case", "never a substring", "one axis per call", "usually actors",
+        "`event_ids`", "feed search_events `ids`", "default 200", "1..2000", "at most 100 entries", "RFC3339",
+        "2026-04-10", "excluded", "at most 256 bytes", "invalid_input", "upstream_unavailable",
+    ):
+        assert phrase in text, phrase
