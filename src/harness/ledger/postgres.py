@@ -33,7 +33,7 @@ DEFAULT_APP_ROLE = "harness_ledger_app"
 MIGRATION_LOCK_KEY = 0x2F0A6C55D3B4E1A7
 LEDGER_TABLES = ("conversations", "tool_invocations", "tombstones", "schema_migrations")
 _ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_RETRIED_CONSTRAINTS = ("tool_invocations_chain", "tool_invocations_call_key")
+_RETRIED_CONSTRAINTS = ("tool_invocations_chain", "tool_invocations_call_key", "conversations_pkey")
 _UTC = datetime.UTC
 
 _BOOTSTRAP = """CREATE TABLE IF NOT EXISTS ledger.schema_migrations (
@@ -155,8 +155,8 @@ def _warn_on_excess_privileges(cur: psycopg.Cursor[Any]) -> None:
         )
 
 
-class _CommitLost(Exception):
-    """The connection failed during COMMIT: the write may or may not have landed."""
+class _ConnectionLost(Exception):
+    """The connection broke during a write: it may or may not have committed."""
 
 
 class PostgresStore(SqlStore):
@@ -194,7 +194,6 @@ class PostgresStore(SqlStore):
             raise LedgerUnavailable("PostgreSQL ledger unavailable: no pooled connection within the timeout") from exc
 
     def _write_once(self, conversation_ids: Sequence[str], work: WriteWork[T]) -> T:
-        committing = False
         with self._connection() as conn:
             try:
                 # Pipeline mode: BEGIN, the locks and the probes travel in one round trip; the inserts and COMMIT
@@ -209,12 +208,12 @@ class PostgresStore(SqlStore):
                         )
                     result = work(conn)
                     cur.execute("COMMIT")
-                    committing = True
             except BaseException as exc:
+                if conn.broken and isinstance(exc, psycopg.OperationalError):
+                    # With COMMIT pipelined behind the inserts, a lost connection leaves the outcome unknown.
+                    raise _ConnectionLost(str(exc)) from exc
                 if not conn.broken:
                     conn.rollback()
-                if committing and isinstance(exc, psycopg.OperationalError):
-                    raise _CommitLost(str(exc)) from exc
                 raise
             return result
 
@@ -225,13 +224,13 @@ class PostgresStore(SqlStore):
         for attempt in (1, 2):
             try:
                 return self._write_once(conversation_ids, work)
-            except _CommitLost as exc:
+            except _ConnectionLost as exc:
                 # The row-id rule of §8.2 recognizes a commit that had in fact succeeded.
                 if attempt == 2:
                     raise LedgerUnavailable(f"PostgreSQL ledger unavailable: {redact(str(exc))}") from exc
             except psycopg.errors.UniqueViolation as exc:
-                # A chain_seq or call-key conflict means a writer bypassed the lock: one retry with fresh probes
-                # either chains after it or returns the stored row.
+                # A chain_seq, call-key or conversation conflict means a writer bypassed the lock: one retry with
+                # fresh probes chains after its row, returns the stored row, or reuses its conversation.
                 if attempt == 2 or exc.diag.constraint_name not in _RETRIED_CONSTRAINTS:
                     raise LedgerIntegrityError(f"chain conflict persisted: {_describe(exc, redact)}") from exc
             except psycopg.Error as exc:
