@@ -185,6 +185,12 @@ class Git:
 
     def head(self) -> tuple[str, str | None]:
         """(branch, commit) of HEAD; the commit is None for a repository without commits."""
+        # One process in the common case (HEAD on a branch with commits), since every call resolves HEAD;
+        # anything else takes the two-step path that tells unborn, detached and broken apart.
+        done = run_git(self.git_dir, ("rev-parse", "HEAD^{commit}", "--symbolic-full-name", "HEAD"))
+        lines = done.stdout.decode("ascii", "replace").split()
+        if done.returncode == 0 and len(lines) == 2 and lines[1] != "HEAD":
+            return lines[1], lines[0]
         branch = self.branch()
         return branch, self.ref_commit(branch)
 
