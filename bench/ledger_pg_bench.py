@@ -26,10 +26,11 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from harness.ledger import chain
+from harness.ledger.dialect import ROW_COLUMNS
 from harness.ledger.model import LedgerRow
 from harness.ledger.postgres import DIALECT, migrate_postgres, open_postgres_store
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import ROW_COLUMNS, SqlStore
+from harness.ledger.sqlcore import SqlStore
 from harness.text.redact import RULESET_VERSION, Redactor
 
 _BARE_INSERT = "INSERT INTO public.bench_bare VALUES ({})".format(

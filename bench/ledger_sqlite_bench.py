@@ -20,9 +20,10 @@ from typing import Any
 from _common import emit, median, row
 
 from harness.ledger import chain
+from harness.ledger.dialect import ROW_COLUMNS
 from harness.ledger.model import LedgerEvent, LedgerRow, build_row, prepare
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import ROW_COLUMNS, SqlStore
+from harness.ledger.sqlcore import SqlStore
 from harness.ledger.sqlite import DIALECT, open_sqlite_store
 from harness.text.redact import RULESET_VERSION, KnownSecrets, Redactor, build_redactor
 

@@ -22,10 +22,11 @@ from _common import emit, row
 from ledger_pg_bench import bench_database
 from ledger_sqlite_bench import BATCH, bench_redactor, utc_now
 
+from harness.ledger.dialect import ROW_COLUMNS
 from harness.ledger.model import LedgerEvent
 from harness.ledger.postgres import migrate_postgres, open_postgres_store
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import ROW_COLUMNS, SqlStore
+from harness.ledger.sqlcore import SqlStore
 from harness.ledger.sqlite import connect, open_sqlite_store
 from harness.ledger.verify import verify
 from harness.text.redact import RULESET_VERSION

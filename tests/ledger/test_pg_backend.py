@@ -15,10 +15,10 @@ import pytest
 from ledger_support import FakeClock, PgLedger
 
 from harness.ledger import chain, ids
+from harness.ledger.dialect import ROW_COLUMNS
 from harness.ledger.model import LedgerEvent, build_row, prepare
 from harness.ledger.postgres import DIALECT, PostgresStore, open_postgres_store
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import _INSERT
 from harness.text.redact import RULESET_VERSION, Redactor
 
 pytestmark = pytest.mark.pg
@@ -63,7 +63,9 @@ def _foreign_insert(pg: PgLedger, redactor: Redactor, event: LedgerEvent, *, cha
             "INSERT INTO ledger.conversations (id, created_at) VALUES (%s, %s) ON CONFLICT DO NOTHING",
             (row.conversation_id, row.ts),
         )
-        conn.execute(DIALECT.sql(_INSERT), DIALECT.row_params(row))
+        columns = ", ".join(ROW_COLUMNS)
+        values = ", ".join("%s::jsonb" if c == "meta" else "%s" for c in ROW_COLUMNS)
+        conn.execute(f"INSERT INTO ledger.tool_invocations ({columns}) VALUES ({values})", DIALECT.row_params(row))
     return row.row_hash
 
 

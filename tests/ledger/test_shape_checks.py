@@ -17,9 +17,9 @@ import pytest
 from ledger_support import T0
 
 from harness.ledger import chain, ids
+from harness.ledger.dialect import ROW_COLUMNS, Dialect
 from harness.ledger.model import LedgerEvent, build_row, prepare
 from harness.ledger.postgres import DIALECT as PG_DIALECT
-from harness.ledger.sqlcore import ROW_COLUMNS, Dialect
 from harness.ledger.sqlite import DIALECT as SQLITE_DIALECT
 from harness.ledger.store import Store
 from harness.text.redact import Redactor

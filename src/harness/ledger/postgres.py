@@ -16,11 +16,13 @@ import psycopg_pool
 from psycopg import sql
 
 from harness.ledger import chain, migrations
+from harness.ledger.dialect import Dialect
 from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
 from harness.ledger.model import LedgerRedactor, LedgerRow
 from harness.ledger.records import Clock
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import Dialect, Hasher, SqlSnapshot, SqlStore, WriteWork
+from harness.ledger.sqlcore import Hasher, SqlStore, WriteWork
+from harness.ledger.sqlread import SqlSnapshot
 from harness.text import canonjson
 
 T = TypeVar("T")

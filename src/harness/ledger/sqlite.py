@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.ledger import chain, migrations
+from harness.ledger.dialect import Dialect
 from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
 from harness.ledger.model import LedgerRedactor, LedgerRow, format_ts
 from harness.ledger.records import Clock
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import Dialect, Hasher, SqlSnapshot, SqlStore, WriteWork, empty_snapshot
+from harness.ledger.sqlcore import Hasher, SqlStore, WriteWork
+from harness.ledger.sqlread import SqlSnapshot, empty_snapshot
 from harness.text import redact
 
 T = TypeVar("T")

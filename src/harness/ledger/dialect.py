@@ -1,0 +1,103 @@
+"""How each SQL backend spells tables, parameters and values, and the row columns both share."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from harness.ledger import chain
+from harness.ledger.model import LedgerRow
+
+ROW_COLUMNS = (*chain.FIELD_NAMES, "row_hash")
+COLUMNS_SQL = ", ".join(ROW_COLUMNS)
+
+
+class Cursor(Protocol):
+    """The DB-API subset both drivers share."""
+
+    rowcount: int
+
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
+
+    def executemany(self, sql: str, seq: Sequence[Sequence[Any]], /) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Connection(Protocol):
+    """A connection that hands out cursors (sqlite3 and psycopg both do)."""
+
+    def cursor(self) -> Any: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Dialect:
+    """How one backend spells tables, parameters and column values."""
+
+    name: str
+    prefix: str
+    param: str
+    meta_cast: str
+    # With the writer lock held, the probes are authoritative, so a key conflict means a writer bypassed the lock.
+    # SQLite (one writer at a time) skips such rows and compares the row count; PostgreSQL lets the unique
+    # constraint raise inside the transaction, which lets the insert and the COMMIT share one round trip.
+    skip_conflicts: bool
+    id_to_db: Callable[[uuid.UUID], Any]
+    ts_to_db: Callable[[datetime.datetime], Any]
+    bool_to_db: Callable[[bool], Any]
+    row_from_db: Callable[[Sequence[Any]], LedgerRow]
+    ts_from_db: Callable[[Any], datetime.datetime]
+
+    def sql(self, template: str) -> str:
+        """Expand `{ti}`, `{co}`, `{tb}`, `{meta}` and turn `?` into this driver's parameter marker."""
+        text = template.format(
+            ti=self.prefix + "tool_invocations",
+            co=self.prefix + "conversations",
+            tb=self.prefix + "tombstones",
+            meta="?" + self.meta_cast,
+        )
+        return text if self.param == "?" else text.replace("?", self.param)
+
+    def row_params(self, row: LedgerRow) -> tuple[Any, ...]:
+        """The INSERT parameters of a row, in ROW_COLUMNS order."""
+        ts = self.ts_to_db
+        return (
+            self.id_to_db(row.id),
+            row.conversation_id,
+            row.request_id,
+            row.tool_call_id,
+            row.tool_name,
+            row.event,
+            row.seq,
+            ts(row.ts),
+            None if row.started_at is None else ts(row.started_at),
+            None if row.ended_at is None else ts(row.ended_at),
+            row.duration_ms,
+            row.arguments,
+            row.args_bytes,
+            row.status,
+            row.error,
+            row.result_preview,
+            row.preview_bytes,
+            row.result_bytes,
+            None if row.result_truncated is None else self.bool_to_db(row.result_truncated),
+            row.result_sidecar_path,
+            row.exit_code,
+            row.meta,
+            row.redaction_version,
+            row.chain_seq,
+            row.prev_hash,
+            row.row_hash,
+        )
+
+
+ROW_BY_KEY = (
+    "SELECT "
+    + COLUMNS_SQL
+    + " FROM {ti} WHERE conversation_id = ? AND request_id = ? AND tool_call_id = ? AND event = ?"
+)

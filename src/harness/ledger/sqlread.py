@@ -1,0 +1,264 @@
+"""The read side shared by both backends: one snapshot's queries, and the snapshot of a ledger not created yet."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from harness.ledger.dialect import COLUMNS_SQL, ROW_BY_KEY, Dialect
+from harness.ledger.errors import LedgerValueError
+from harness.ledger.model import LedgerRow
+from harness.ledger.records import Call, CallFilter, ConversationInfo, ConversationSummary, Head, Tombstone
+
+_CALL_SELECT = (
+    "SELECT s.conversation_id, s.request_id, s.tool_call_id, s.tool_name, s.seq, s.started_at,"
+    " e.ended_at, e.duration_ms, e.status, e.error, e.exit_code, e.result_bytes, e.result_truncated"
+    " FROM {ti} s LEFT JOIN {ti} e ON e.conversation_id = s.conversation_id AND e.request_id = s.request_id"
+    " AND e.tool_call_id = s.tool_call_id AND e.event = 'end'"
+    " WHERE s.event = 'start'"
+)
+_SUMMARY_SELECT = (
+    "SELECT c.id, c.created_at,"
+    " (SELECT count(*) FROM {ti} t WHERE t.conversation_id = c.id AND t.event = 'start'),"
+    " (SELECT max(t.chain_seq) FROM {ti} t WHERE t.conversation_id = c.id),"
+    " (SELECT max(t.ts) FROM {ti} t WHERE t.conversation_id = c.id)"
+    " FROM {co} c"
+)
+_IN_FLIGHT = (
+    "SELECT " + COLUMNS_SQL + " FROM {ti} s WHERE s.event = 'start' AND s.ts < ? AND NOT EXISTS ("
+    "SELECT 1 FROM {ti} e WHERE e.conversation_id = s.conversation_id AND e.request_id = s.request_id"
+    " AND e.tool_call_id = s.tool_call_id AND e.event = 'end') ORDER BY s.ts, s.id LIMIT ?"
+)
+_HEADS = (
+    "SELECT t.conversation_id, t.chain_seq, t.row_hash FROM {ti} t JOIN ("
+    "SELECT conversation_id, max(chain_seq) AS last FROM {ti}{where} GROUP BY conversation_id"
+    ") h ON h.conversation_id = t.conversation_id AND h.last = t.chain_seq ORDER BY t.conversation_id"
+)
+
+
+def _placeholders(n: int) -> str:
+    return ", ".join(["?"] * n)
+
+
+class SqlSnapshot:
+    """The Snapshot protocol over one backend connection inside a read transaction."""
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        fetch: Callable[[str, Sequence[Any]], list[Any]],
+        stream: Callable[[str, Sequence[Any]], Iterator[Any]],
+    ) -> None:
+        self._d = dialect
+        self._fetch = fetch
+        self._stream = stream
+
+    def _rows(self, template: str, params: Sequence[Any]) -> list[LedgerRow]:
+        return [self._d.row_from_db(r) for r in self._fetch(self._d.sql(template), params)]
+
+    def conversations(self, conversation_ids: Sequence[str] | None = None) -> list[ConversationInfo]:
+        """Conversation rows ordered by id, optionally only the given ids."""
+        sql, params = "SELECT id, created_at FROM {co}", list(conversation_ids or ())
+        if conversation_ids is not None:
+            sql += f" WHERE id IN ({_placeholders(len(params))})" if params else " WHERE 1 = 0"
+        rows = self._fetch(self._d.sql(sql + " ORDER BY id"), params)
+        return [ConversationInfo(cid, self._d.ts_from_db(created)) for cid, created in rows]
+
+    def conversation_summaries(self, conversation_id: str | None, limit: int) -> list[ConversationSummary]:
+        """Conversations, newest first, with their call counts and last chain position."""
+        sql, params = _SUMMARY_SELECT, []
+        if conversation_id is not None:
+            sql, params = sql + " WHERE c.id = ?", [conversation_id]
+        rows = self._fetch(self._d.sql(sql + " ORDER BY c.created_at DESC, c.id LIMIT ?"), [*params, limit])
+        ts = self._d.ts_from_db
+        return [
+            ConversationSummary(cid, ts(created), calls, last_seq, None if last_ts is None else ts(last_ts))
+            for cid, created, calls, last_seq, last_ts in rows
+        ]
+
+    def count_rows(self, conversation_id: str) -> int:
+        """Number of rows of one conversation."""
+        sql = self._d.sql("SELECT count(*) FROM {ti} WHERE conversation_id = ?")
+        return int(self._fetch(sql, [conversation_id])[0][0])
+
+    def row_by_key(self, key: tuple[str, str, str, str]) -> LedgerRow | None:
+        """The row stored under an idempotency key, if any."""
+        rows = self._rows(ROW_BY_KEY, key)
+        return rows[0] if rows else None
+
+    def rows(
+        self,
+        conversation_ids: Sequence[str] | None = None,
+        since: datetime.datetime | None = None,
+        until: datetime.datetime | None = None,
+    ) -> Iterator[LedgerRow]:
+        """Rows ordered by (conversation_id, chain_seq); `since` inclusive and `until` exclusive on ts."""
+        clauses, params = _row_filters(self._d, conversation_ids, since, until)
+        sql = "SELECT " + COLUMNS_SQL + " FROM {ti}" + clauses + " ORDER BY conversation_id, chain_seq"
+        return map(self._d.row_from_db, self._stream(self._d.sql(sql), params))
+
+    def conversation_rows(
+        self,
+        conversation_id: str,
+        *,
+        after_chain_seq: int = 0,
+        tool_call_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[LedgerRow]:
+        """One conversation's rows in chain order, optionally one call's and after a chain position."""
+        sql = "SELECT " + COLUMNS_SQL + " FROM {ti} WHERE conversation_id = ? AND chain_seq > ?"
+        params: list[Any] = [conversation_id, after_chain_seq]
+        if tool_call_id is not None:
+            sql, params = sql + " AND tool_call_id = ?", [*params, tool_call_id]
+        sql += " ORDER BY chain_seq"
+        if limit is not None:
+            sql, params = sql + " LIMIT ?", [*params, limit]
+        return self._rows(sql, params)
+
+    def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]:
+        """Starts older than `cutoff` that have no end, by ts then id."""
+        return self._rows(_IN_FLIGHT, [self._d.ts_to_db(_aware("cutoff", cutoff)), limit])
+
+    def heads(self, conversation_id: str | None = None) -> list[Head]:
+        """Each conversation's last chain position, sorted by conversation id."""
+        if conversation_id is None:
+            rows = self._fetch(self._d.sql(_HEADS.replace("{where}", "")), [])
+        else:
+            rows = self._fetch(self._d.sql(_HEADS.replace("{where}", " WHERE conversation_id = ?")), [conversation_id])
+        return [Head(cid, seq, bytes(h)) for cid, seq, h in rows]
+
+    def tombstones(self) -> list[Tombstone]:
+        """Every tombstone, oldest first."""
+        sql = self._d.sql(
+            "SELECT id, conversation_id, deleted_at, deleted_by, row_count, final_chain_seq, final_row_hash"
+            " FROM {tb} ORDER BY id"
+        )
+        return [
+            Tombstone(tid, cid, self._d.ts_from_db(at), by, count, seq, None if h is None else bytes(h))
+            for tid, cid, at, by, count, seq, h in self._fetch(sql, [])
+        ]
+
+    def calls(self, where: CallFilter, limit: int) -> list[Call]:
+        """Starts joined with their ends, newest first; at most `limit`."""
+        sql, params = _CALL_SELECT, []
+        ts = self._d.ts_to_db
+        for clause, value in (
+            (" AND s.conversation_id = ?", where.conversation_id),
+            (" AND s.tool_name = ?", where.tool_name),
+            (" AND s.started_at >= ?", where.since and ts(_aware("since", where.since))),
+            (" AND s.started_at < ?", where.until and ts(_aware("until", where.until))),
+            (" AND s.ts < ?", where.in_flight_before and ts(_aware("in_flight_before", where.in_flight_before))),
+        ):
+            if value is not None:
+                sql, params = sql + clause, [*params, value]
+        status = "in_flight" if where.in_flight_before is not None else where.status
+        if status == "in_flight":
+            sql += " AND e.id IS NULL"
+        elif status is not None:
+            sql, params = sql + " AND e.status = ?", [*params, status]
+        sql += " ORDER BY s.started_at DESC, s.conversation_id, s.seq DESC LIMIT ?"
+        out = []
+        from_ts = self._d.ts_from_db
+        for cid, rid, tcid, tool, seq, started, ended, duration, st, error, exit_code, rbytes, trunc in self._fetch(
+            self._d.sql(sql), [*params, limit]
+        ):
+            out.append(
+                Call(
+                    cid,
+                    rid,
+                    tcid,
+                    tool,
+                    seq,
+                    from_ts(started),
+                    None if ended is None else from_ts(ended),
+                    duration,
+                    st or "in_flight",
+                    error,
+                    exit_code,
+                    rbytes,
+                    None if trunc is None else bool(trunc),
+                )
+            )
+        return out
+
+
+def _aware(name: str, value: datetime.datetime) -> datetime.datetime:
+    if not isinstance(value, datetime.datetime) or value.tzinfo is None or value.utcoffset() is None:
+        raise LedgerValueError(f"{name}: expected a timezone-aware datetime")
+    return value
+
+
+def _row_filters(
+    d: Dialect,
+    conversation_ids: Sequence[str] | None,
+    since: datetime.datetime | None,
+    until: datetime.datetime | None,
+) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if conversation_ids is not None:
+        ids = list(conversation_ids)
+        clauses.append(f"conversation_id IN ({_placeholders(len(ids))})" if ids else "1 = 0")
+        params.extend(ids)
+    if since is not None:
+        clauses.append("ts >= ?")
+        params.append(d.ts_to_db(_aware("since", since)))
+    if until is not None:
+        clauses.append("ts < ?")
+        params.append(d.ts_to_db(_aware("until", until)))
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+class EmptySnapshot:
+    """The Snapshot of a ledger that does not exist yet: every read is empty."""
+
+    def conversations(self, conversation_ids: Sequence[str] | None = None) -> list[ConversationInfo]:
+        return []
+
+    def conversation_summaries(self, conversation_id: str | None, limit: int) -> list[ConversationSummary]:
+        return []
+
+    def count_rows(self, conversation_id: str) -> int:
+        return 0
+
+    def row_by_key(self, key: tuple[str, str, str, str]) -> LedgerRow | None:
+        return None
+
+    def rows(
+        self,
+        conversation_ids: Sequence[str] | None = None,
+        since: datetime.datetime | None = None,
+        until: datetime.datetime | None = None,
+    ) -> Iterator[LedgerRow]:
+        return iter(())
+
+    def conversation_rows(
+        self,
+        conversation_id: str,
+        *,
+        after_chain_seq: int = 0,
+        tool_call_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[LedgerRow]:
+        return []
+
+    def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]:
+        _aware("cutoff", cutoff)
+        return []
+
+    def heads(self, conversation_id: str | None = None) -> list[Head]:
+        return []
+
+    def tombstones(self) -> list[Tombstone]:
+        return []
+
+    def calls(self, where: CallFilter, limit: int) -> list[Call]:
+        return []
+
+
+@contextmanager
+def empty_snapshot() -> Iterator[EmptySnapshot]:
+    """The snapshot context of a ledger that does not exist."""
+    yield EmptySnapshot()
