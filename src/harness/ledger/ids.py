@@ -11,8 +11,6 @@ from collections.abc import Callable
 
 ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 TOOL_NAME_RE = re.compile(r"[a-z_][a-z0-9_.]{0,63}")
-# Unknown operation names are kept only when they look like an operation name (ledger.md §3).
-REQUESTED_NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 _MS_MASK = (1 << 48) - 1
 
