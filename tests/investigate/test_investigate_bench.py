@@ -1,0 +1,40 @@
+"""bench/investigate_bench.py runs end to end on a tiny store and prints its one JSON report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.procs import clean_env
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "investigate_bench.py"
+
+
+@pytest.mark.slow
+def test_quick_bench_prints_one_json_report() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=clean_env(),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["bench"] == "investigate"
+    assert set(report["machine"]) == {"cpus", "platform", "processor", "python"}
+    assert [r["name"] for r in report["results"]] == [
+        "search_events_actor_type_median",
+        "search_events_speedup_vs_full_replay",
+        "cli_help_cold_start_median",
+        "mcp_stdio_check_baseline_p50",
+    ]
+    for row in report["results"]:
+        assert set(row) == {"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}
+        assert isinstance(row["meets_target"], bool)
+        assert row["value"] > 0 and row["baseline"] > 0 and row["ratio"] > 0
