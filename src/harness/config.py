@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.errors import InvalidInput
+from harness.ledger.settings import LedgerSettings, LedgerSettingsError
 
 CONFIG_NAME = "harness.toml"
 DEFAULT_GITHUB_API = "https://api.github.com"
@@ -60,13 +61,10 @@ def _int_range(low: int, high: int) -> Callable[[Any], int]:
     return check
 
 
-def _choice(*allowed: str) -> Callable[[Any], str]:
-    def check(value: Any) -> str:
-        if _string(value) not in allowed:
-            raise ValueError(f"must be one of {', '.join(repr(a) for a in allowed)}, got {value!r}")
-        return value
-
-    return check
+def _integer(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected an integer, got {_type_name(value)}")
+    return value
 
 
 def _string_list(value: Any) -> tuple[str, ...]:
@@ -103,13 +101,6 @@ def check_https_origin(value: Any, *, allow_path: bool) -> str:
     return url.rstrip("/") if allow_path else f"https://{parts.netloc}"
 
 
-def _ledger_url(value: Any) -> str:
-    url = _string(value)
-    if "://" in url and urlsplit(url).password is not None:
-        raise ValueError("must not contain a password; put the DSN in HARNESS_LEDGER_URL instead")
-    return url
-
-
 SCHEMA: dict[str, dict[str, Key]] = {
     "store": {
         "index_path": Key("", "read index location; default <store dir name>.index.sqlite3 beside the store", _string),
@@ -135,16 +126,17 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "triage": {
         "watcher_repo": Key("", "local git checkout of the watcher repository (relative to the workspace)", _string),
     },
+    # Checked as a whole by LedgerSettings (harness.ledger.settings), the one place its ranges live.
     "ledger": {
-        "url": Key("", "SQLite path or postgresql:// DSN without a password; empty = <workspace>/ledger.sqlite3", _ledger_url),
+        "url": Key("", "SQLite path or postgresql:// DSN without a password; empty = <workspace>/ledger.sqlite3", _string),
         "sidecars": Key(True, "write full results over the 2 KiB preview cap to sidecars/", _boolean),
-        "sidecar_max_bytes": Key(1_048_576, "cap of one sidecar file (1..67108864)", _int_range(1, 64 * 1_048_576)),
-        "end_sync": Key("full", 'SQLite durability of end rows: "full" or "normal"', _choice("full", "normal")),
-        "busy_timeout_ms": Key(5000, "SQLite busy timeout (0..600000)", _int_range(0, 600_000)),
-        "pool_max": Key(4, "PostgreSQL pool size (1..64)", _int_range(1, 64)),
-        "connect_timeout_s": Key(5, "connection timeout (1..300)", _int_range(1, 300)),
-        "statement_timeout_ms": Key(5000, "PostgreSQL statement_timeout (1..600000)", _int_range(1, 600_000)),
-        "lock_timeout_ms": Key(5000, "PostgreSQL lock_timeout (1..600000)", _int_range(1, 600_000)),
+        "sidecar_max_bytes": Key(1_048_576, "cap of one sidecar file (4096..67108864)", _integer),
+        "end_sync": Key("full", 'SQLite durability of end rows: "full" or "normal"', _string),
+        "busy_timeout_ms": Key(5000, "SQLite busy timeout (1..600000)", _integer),
+        "pool_max": Key(4, "PostgreSQL pool size (1..64)", _integer),
+        "connect_timeout_s": Key(5, "connection timeout (1..300)", _integer),
+        "statement_timeout_ms": Key(5000, "PostgreSQL statement_timeout (1..3600000)", _integer),
+        "lock_timeout_ms": Key(5000, "PostgreSQL lock_timeout (1..3600000)", _integer),
     },
     "redaction": {
         "secret_env": Key([], "extra environment variable names whose values are secrets", _string_list),
@@ -185,6 +177,11 @@ class Settings:
     serve_token: str
     conversation_env: str
     environ: Mapping[str, str] = field(repr=False)
+
+    @property
+    def ledger(self) -> LedgerSettings:
+        """The validated `[ledger]` settings."""
+        return LedgerSettings(**self.values["ledger"])
 
     def get(self, section: str, key: str) -> Any:
         """A validated key value (its default when absent)."""
@@ -262,6 +259,10 @@ def validate(raw: Mapping[str, Any], source: str) -> tuple[dict[str, dict[str, A
                     continue
                 raise ConfigError(f"{source}: [{section}] {key}: {exc}") from None
         values[section] = out
+    try:
+        LedgerSettings.from_table(raw.get("ledger", {}))
+    except LedgerSettingsError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
     return values, aur_error
 
 

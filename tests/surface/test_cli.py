@@ -205,7 +205,7 @@ def test_bad_configuration_value(cli, workspace: Path) -> None:
     (workspace / "harness.toml").write_text('[ledger]\nend_sync = "sometimes"\n')
     result = cli("test_echo", "--required-name", "n")
     assert result.exit_code == 2
-    assert "[ledger] end_sync: must be one of" in result.json()["error"]["message"]
+    assert '[ledger] end_sync: expected "full" or "normal"' in result.json()["error"]["message"]
 
 
 def test_stdout_is_exactly_one_document_on_success_and_error(cli) -> None:
@@ -233,3 +233,28 @@ def test_configured_secrets_never_leave_in_output(cli, monkeypatch) -> None:
     failed = cli("test_fail", "--code", "refused", "--message", f"upstream said {secret}")
     assert secret not in failed.stdout
     assert failed.json()["error"]["message"] == "upstream said [REDACTED:known_secret]"
+
+
+@pytest.mark.parametrize(
+    ("toml", "problem"),
+    [
+        ("[bogus]\n", "[bogus]: unknown section"),
+        ('[store]\nindex_path = 3\n', "[store] index_path: expected a string"),
+        ('[rules]\nsha256 = "abc"\n', "[rules] sha256: must be 64 hexadecimal digits"),
+        ('[github]\napi_url = "http://api.github.com"\n', "[github] api_url: must be an https:// URL"),
+        ('[ledger]\nurl = "postgresql://u:pw@db/x"\n', "[ledger] url: must not hold a password"),
+        ('[ledger]\npool_max = 0\n', "[ledger] pool_max: expected an integer in 1..64"),
+        ('[redaction]\nsecret_env = "X"\n', "[redaction] secret_env: expected an array of strings"),
+        ("not toml = = =\n", "harness.toml"),
+    ],
+)
+def test_every_configuration_error_names_its_key(cli, workspace: Path, toml: str, problem: str) -> None:
+    (workspace / "harness.toml").write_text(toml)
+    result = cli("test_echo", "--required-name", "n")
+    assert result.exit_code == 2
+    assert problem in result.json()["error"]["message"]
+
+
+def test_an_unusable_aur_section_does_not_stop_other_operations(cli, workspace: Path) -> None:
+    (workspace / "harness.toml").write_text("[aur]\nmax_retries = 9\n")
+    assert cli("test_echo", "--required-name", "n").exit_code == 0

@@ -1,0 +1,102 @@
+"""Workspace resolution and settings (DESIGN.md "Configuration and paths")."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from harness.config import SCHEMA, ConfigError, Overrides, default_config_text, find_workspace, load_settings
+
+
+def test_walk_up_from_the_package_finds_harness_toml(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    package = root / "src" / "harness"
+    package.mkdir(parents=True)
+    (root / "harness.toml").write_text("")
+    assert find_workspace({"HARNESS_ROOT": str(tmp_path / "other")}, start=package) == (root, "walk")
+
+
+def test_walk_up_finds_a_dot_harness_directory(tmp_path: Path) -> None:
+    package = tmp_path / "src" / "harness"
+    package.mkdir(parents=True)
+    (tmp_path / ".harness").mkdir()
+    (tmp_path / ".harness" / "harness.toml").write_text("")
+    assert find_workspace({}, start=package) == (tmp_path / ".harness", "walk")
+
+
+def test_harness_root_applies_only_when_the_walk_finds_nothing(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    env = {"HARNESS_ROOT": str(tmp_path / "ws")}
+    assert find_workspace(env, start=package) == ((tmp_path / "ws").resolve(), "env")
+
+
+def test_fallback_is_xdg_data_home(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    assert find_workspace({"XDG_DATA_HOME": str(tmp_path / "xdg")}, start=package) == (
+        tmp_path / "xdg" / "triage-harness",
+        "fallback",
+    )
+    assert find_workspace({"HOME": str(tmp_path / "home")}, start=package) == (
+        tmp_path / "home" / ".local" / "share" / "triage-harness",
+        "fallback",
+    )
+
+
+def test_the_workspace_flag_wins_and_paths_resolve_against_it(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "harness.toml").write_text('[store]\nindex_path = "idx/store.sqlite3"\n[ledger]\nurl = "l/ledger.sqlite3"\n')
+    settings = load_settings(Overrides(workspace=ws), environ={"HARNESS_ROOT": str(tmp_path / "elsewhere")})
+    assert settings.workspace == ws.resolve() and settings.workspace_source == "flag"
+    assert settings.store_path == ws.resolve() / "store"
+    assert settings.index_path == ws.resolve() / "idx" / "store.sqlite3"
+    assert settings.ledger_target == str(ws.resolve() / "l" / "ledger.sqlite3")
+
+
+def test_ledger_precedence_flag_then_environment_then_config(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "harness.toml").write_text('[ledger]\nurl = "from-config.sqlite3"\n')
+    env = {"HARNESS_LEDGER_URL": "postgresql://app@db.internal/ledger"}
+    assert load_settings(Overrides(workspace=ws), environ=env).ledger_target == env["HARNESS_LEDGER_URL"]
+    flag = load_settings(Overrides(workspace=ws, ledger="postgresql://x@h/y"), environ=env)
+    assert flag.ledger_target == "postgresql://x@h/y"
+    assert load_settings(Overrides(workspace=ws), environ={}).ledger_target.endswith("from-config.sqlite3")
+
+
+def test_rules_pin_from_the_environment_wins_and_is_normalized(tmp_path: Path) -> None:
+    pin = "AB" * 32
+    settings = load_settings(Overrides(workspace=tmp_path), environ={"HARNESS_RULES_SHA256": f"  {pin}  "})
+    assert settings.rules_pin == pin.lower()
+    with pytest.raises(ConfigError, match="HARNESS_RULES_SHA256: must be 64 hexadecimal digits"):
+        load_settings(Overrides(workspace=tmp_path), environ={"HARNESS_RULES_SHA256": "nope"})
+
+
+def test_unusable_aur_keys_are_reported_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "harness.toml").write_text('[aur]\nbase_url = "https://aur.example.org/path"\n')
+    settings = load_settings(Overrides(workspace=tmp_path), environ={})
+    assert settings.aur_error == "[aur] base_url is invalid"
+
+
+def test_init_config_lists_every_key_commented_with_its_default() -> None:
+    text = default_config_text()
+    uncommented = "\n".join(line[2:] for line in text.splitlines() if line.startswith("# ") and "=" in line)
+    parsed: dict = {}
+    section = ""
+    for line in text.splitlines():
+        if line.startswith("# [") and line.endswith("]"):
+            section = line[3:-1]
+            parsed[section] = {}
+        elif line.startswith("# ") and " = " in line and section:
+            key, _, rest = line[2:].partition(" = ")
+            value = rest.split("  #", 1)[0]
+            parsed[section][key] = tomllib.loads(f"v = {value}")["v"]
+    assert uncommented
+    assert {s: set(keys) for s, keys in parsed.items()} == {s: set(keys) for s, keys in SCHEMA.items()}
+    for section, keys in SCHEMA.items():
+        for key, spec in keys.items():
+            assert parsed[section][key] == spec.default, (section, key)
