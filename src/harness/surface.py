@@ -97,8 +97,11 @@ class Registry:
 
 OPERATIONS = Registry(
     [
+        Operation("search_events", "Search security events", "investigate", module="harness.investigate.search_events"),
+        Operation("search_findings", "Search security findings", "investigate", module="harness.investigate.search_findings"),
         Operation("check_baseline", "Check an entity against the baseline", "investigate", module="harness.investigate.check_baseline"),
         Operation("lookup_rules", "Look up operator rules for a finding", "investigate", module="harness.investigate.lookup_rules"),
+        Operation("get_raw_event", "Read one event's raw payload", "investigate", module="harness.investigate.get_raw_event"),
         Operation("github_actor", "Look up a GitHub account", "investigate", module="harness.investigate.github_actor", open_world=True),
         Operation("fp_agent_verify", "Verify an FP/TP verdict against the AUR", "triage", module="harness.triage.fp_agent_verify", open_world=True),
         Operation("fp_agent_pr", "Render the PR of a verified verdict", "triage", module="harness.triage.fp_agent_pr"),

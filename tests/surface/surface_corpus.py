@@ -10,6 +10,7 @@ from harness.aur.client import UnusableClient
 from harness.store import Store
 from harness.triage.verdict import validate_verdict
 from harness.triage.verify import verify
+from runners import run_cli
 from tests.investigate.baseline_support import BASELINE_B
 from tests.triage.triage_samples import v0
 
@@ -26,6 +27,24 @@ def _uncertain_result() -> dict[str, Any]:
 
 
 PACKAGE_CORPUS: list[tuple[str, dict[str, Any]]] = [
+    # search_events over the sample data (prepare_workspace runs harness init): matches with a rule, a dropped
+    # window, a truncated page, an empty result, refusals and an ambiguous id prefix.
+    ("search_events", {"actor": "DEPLOY-SVC", "finding_family": "unusual-timing",
+                       "finding_metadata": {"maintenanceWindow": "true"}}),
+    ("search_events", {"actor": "baron", "since": "2027-01-01"}),
+    ("search_events", {"ids": ["evt-0001", "finding-evt-0024-off-hours"], "limit": 1}),
+    ("search_events", {"actor": "nobody"}),
+    ("search_events", {"ids": ["evt-"]}),
+    ("search_events", {"limit": 0}),
+    ("search_events", {"since": "yesterday"}),
+    ("search_events", {"eventType": "push"}),
+    ("search_events", {"finding_metadata": {"maintenance_window": True}}),
+    # search_findings: all, by id, empty, refusals.
+    ("search_findings", {}),
+    ("search_findings", {"ids": ["EVT-0024-OFF-HOURS"]}),
+    ("search_findings", {"type": "forge"}),
+    ("search_findings", {"until": "2026-04-10"}),
+    ("search_findings", {"ids": ["evt-"]}),
     # check_baseline over baseline B (prepare_workspace stores it): a match, an absent entity, refusals.
     ("check_baseline", {"entity": "DEPLOY-SVC", "event_type": "container_restart"}),
     ("check_baseline", {"entity": "ci-bot", "source": "FR"}),
@@ -39,6 +58,12 @@ PACKAGE_CORPUS: list[tuple[str, dict[str, Any]]] = [
     ("lookup_rules", {"finding_id": "f-1", "finding_family": ""}),
     ("lookup_rules", {"finding_id": "f-1", "finding_family": "x", "finding_metadata": {"scheduled": True}}),
     ("lookup_rules", {"finding_id": "f-1", "finding_family": "x", "finding_metadata": {"a_b": "1", "aB": "2"}}),
+    # get_raw_event: found (also through a finding id), not found, refusals.
+    ("get_raw_event", {"id": "evt-0005"}),
+    ("get_raw_event", {"id": "finding-evt-0024-off-hours"}),
+    ("get_raw_event", {"id": "finding-nope"}),
+    ("get_raw_event", {"id": "evt-"}),
+    ("get_raw_event", {"id": ""}),
     # github_actor: only calls refused before any request, since the corpus workspace has no fake GitHub.
     ("github_actor", {"login": "../admin"}),
     ("github_actor", {"login": "a b"}),
@@ -72,8 +97,8 @@ PACKAGE_CORPUS: list[tuple[str, dict[str, Any]]] = [
 
 
 def prepare_workspace(tmp_path: Path) -> Path:
-    """A workspace for the corpus calls."""
+    """A workspace for the corpus calls: the sample data of `harness init`, then baseline B as the newest baseline."""
     workspace = tmp_path / "ws"
-    workspace.mkdir()
+    assert run_cli(["--workspace", str(workspace), "init"]).exit_code == 0
     Store(workspace / "store").append_batch("baseline", [BASELINE_B])
     return workspace
