@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 from mcp import Client
+from runners import run_cli
 
 from harness.config import Overrides, load_settings
 from harness.context import build_context
@@ -17,30 +18,73 @@ from harness.mcp_server import build_server
 from harness.store import Store
 from harness.surface import OPERATIONS
 from harness.text import canonjson
-from runners import run_cli
 
 # Store V of investigate.md §9.1, in append order.
 STORE_V = [
-    {"id": "e1", "source": "github", "type": "push", "actor": "baron", "timestamp": "2026-04-10T09:00:00Z",
-     "payload": {"action": "push", "target": "contoso/api"}},
+    {
+        "id": "e1",
+        "source": "github",
+        "type": "push",
+        "actor": "baron",
+        "timestamp": "2026-04-10T09:00:00Z",
+        "payload": {"action": "push", "target": "contoso/api"},
+    },
     {"id": "e2", "source": "github", "type": "push", "actor": "ci-bot", "timestamp": "2026-04-10T10:00:00Z"},
-    {"id": "e3", "source": "azure", "type": "container_restart", "actor": "deploy-svc",
-     "timestamp": "2026-04-10T11:00:00Z", "payload": {"metadata": {"maintenance_window": True}}},
+    {
+        "id": "e3",
+        "source": "azure",
+        "type": "container_restart",
+        "actor": "deploy-svc",
+        "timestamp": "2026-04-10T11:00:00Z",
+        "payload": {"metadata": {"maintenance_window": True}},
+    },
     {"id": "e4", "source": "github", "type": "delete", "actor": "baron", "timestamp": "2026-04-10T12:00:00Z"},
-    {"id": "cafe1234", "source": "aws", "type": "assume_role", "actor": "svc-role", "timestamp": "2026-04-10T13:00:00Z"},
+    {
+        "id": "cafe1234",
+        "source": "aws",
+        "type": "assume_role",
+        "actor": "svc-role",
+        "timestamp": "2026-04-10T13:00:00Z",
+    },
 ]
 
 # Store F of investigate.md §9.2, in append order.
 STORE_F = [
-    {"id": "f1", "source": "detector:unusual-login", "severity": "high", "type": "unusual-login", "actor": "baron",
-     "timestamp": "2026-04-10T09:00:00Z", "reason": "login from a new country", "evidence": {"event_id": "e1"}},
-    {"id": "f2", "source": "detector:new-actor", "severity": "medium", "type": "new-actor", "actor": "ci-bot",
-     "timestamp": "2026-04-10T10:00:00Z"},
-    {"id": "f3", "source": "detector:unusual-login", "severity": "low", "type": "unusual-login", "actor": "baron",
-     "timestamp": "2026-04-10T11:00:00Z"},
-    {"id": "finding-cafe1234", "source": "detector:new-external-access", "severity": "high",
-     "type": "new-external-access", "actor": "svc-role", "timestamp": "2026-04-10T12:00:00Z",
-     "evidence": {"event_id": "cafe1234"}},
+    {
+        "id": "f1",
+        "source": "detector:unusual-login",
+        "severity": "high",
+        "type": "unusual-login",
+        "actor": "baron",
+        "timestamp": "2026-04-10T09:00:00Z",
+        "reason": "login from a new country",
+        "evidence": {"event_id": "e1"},
+    },
+    {
+        "id": "f2",
+        "source": "detector:new-actor",
+        "severity": "medium",
+        "type": "new-actor",
+        "actor": "ci-bot",
+        "timestamp": "2026-04-10T10:00:00Z",
+    },
+    {
+        "id": "f3",
+        "source": "detector:unusual-login",
+        "severity": "low",
+        "type": "unusual-login",
+        "actor": "baron",
+        "timestamp": "2026-04-10T11:00:00Z",
+    },
+    {
+        "id": "finding-cafe1234",
+        "source": "detector:new-external-access",
+        "severity": "high",
+        "type": "new-external-access",
+        "actor": "svc-role",
+        "timestamp": "2026-04-10T12:00:00Z",
+        "evidence": {"event_id": "cafe1234"},
+    },
     {"id": "f5", "source": "config-drift", "severity": "low", "type": "config-drift", "actor": "ops"},
 ]
 

@@ -11,29 +11,51 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from runners import run_cli
 
 from harness.config import Overrides, load_settings
 from harness.context import Context, build_context
 from harness.dispatch import CallContext, dispatch
 from harness.mcp_server import tool_list
 from harness.surface import OPERATIONS
-from runners import run_cli
 
 STORE_BACKED = ("search_events", "search_findings", "check_baseline", "get_raw_event")
 DOCUMENTED_CODES = {"invalid_input", "upstream_unavailable"}
 CALL = CallContext(surface="mcp", conversation_id="c", conversation_source="test", request_id="1", tool_call_id="t")
 
-WORDS = st.sampled_from([
-    "", "baron", "BARON", "deploy-svc", "ci-bot", "azure", "github", "login", "push", "evt-0001", "EVT-0024",
-    "finding-evt-0024-off-hours", "finding-evt-0021", "unusual-timing", "US", "maintenanceWindow", "true",
-    "\u202eevil\n",
-])
+WORDS = st.sampled_from(
+    [
+        "",
+        "baron",
+        "BARON",
+        "deploy-svc",
+        "ci-bot",
+        "azure",
+        "github",
+        "login",
+        "push",
+        "evt-0001",
+        "EVT-0024",
+        "finding-evt-0024-off-hours",
+        "finding-evt-0021",
+        "unusual-timing",
+        "US",
+        "maintenanceWindow",
+        "true",
+        "\u202eevil\n",
+    ]
+)
 TIMES = st.sampled_from(["", "2026-04-09", "2026-04-10T02:00:00Z", "2026-04-10T02:00:00+02:00", "2026-04-30"])
 # Each refused somewhere: too long, not a bound, an ambiguous prefix.
 BAD = st.sampled_from(["yesterday", "2026-04-10 09:00:00Z", "é" * 130, "a" * 300, "evt-", "finding-evt"])
 JUNK = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-3, max_value=2500), st.floats(allow_nan=False),
-    st.text(max_size=8), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-3, max_value=2500),
+    st.floats(allow_nan=False),
+    st.text(max_size=8),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
 FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "ids": st.lists(WORDS, max_size=4),

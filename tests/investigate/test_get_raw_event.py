@@ -29,16 +29,30 @@ def cap_note(*stages: str) -> str:
 
 
 def found(event_id: str, payload: Any, *, notes: str = "", redacted: bool = False, truncated: bool = False) -> str:
-    return dumps({"id": event_id, "found": True, "payload": payload, "redacted": redacted, "truncated": truncated,
-                  "notes": notes})
+    return dumps(
+        {
+            "id": event_id,
+            "found": True,
+            "payload": payload,
+            "redacted": redacted,
+            "truncated": truncated,
+            "notes": notes,
+        }
+    )
 
 
 def not_found(requested: str) -> str:
-    return dumps({
-        "id": requested, "found": False, "payload": None, "redacted": False, "truncated": False,
-        "notes": f"no event found for id {json.dumps(requested)}; it may be a finding id rather than an event id: use "
-                 "search_findings or search_events to confirm the exact event id",
-    })
+    return dumps(
+        {
+            "id": requested,
+            "found": False,
+            "payload": None,
+            "redacted": False,
+            "truncated": False,
+            "notes": f"no event found for id {json.dumps(requested)}; it may be a finding id rather than an event id: use "
+            "search_findings or search_events to confirm the exact event id",
+        }
+    )
 
 
 def raw_of(tmp_path: Path, payload: Any) -> Any:
@@ -80,8 +94,11 @@ def test_the_not_found_note_echoes_the_id_sanitized(ws_v: Path) -> None:
     [
         (["abc", "abc-1-2-3"], "abc-1-2-3", "abc-1-2-3"),
         (["abc", "abc-1-2-3"], "abc", "abc"),
-        (["evt_ab12cd34ef56", "evt_ab12cd34ef56extra"], "finding-evt_ab12cd34ef56-inj-command-injection-chain",
-         "evt_ab12cd34ef56"),
+        (
+            ["evt_ab12cd34ef56", "evt_ab12cd34ef56extra"],
+            "finding-evt_ab12cd34ef56-inj-command-injection-chain",
+            "evt_ab12cd34ef56",
+        ),
         (["evt_ab12cd34ef56extra"], "finding-evt_ab12cd34ef56-inj-command-injection-chain", "evt_ab12cd34ef56extra"),
         (["cafe1111aaaa", "cafe2222bbbb", "feedaced1111"], "feedac", "feedaced1111"),
         (["finding-x", "x"], "finding-x", "finding-x"),
@@ -99,18 +116,28 @@ def test_abc_never_shortens_a_bare_id(tmp_path: Path) -> None:
 
 
 def test_an_ambiguous_prefix_is_invalid_input(tmp_path: Path) -> None:
-    workspace = make_workspace(tmp_path, events=[
-        {"id": i, "timestamp": "2026-04-10T09:00:00Z"} for i in ("cafe1111aaaa", "cafe2222bbbb", "feedaced1111")
-    ])
+    workspace = make_workspace(
+        tmp_path,
+        events=[
+            {"id": i, "timestamp": "2026-04-10T09:00:00Z"} for i in ("cafe1111aaaa", "cafe2222bbbb", "feedaced1111")
+        ],
+    )
     answer = call(workspace, OP, {"id": "cafe"})
     assert answer.exit_code == 2
-    assert answer.text == dumps(error(OP, "invalid_input", 'id "cafe" is ambiguous: prefix matches 2 stored ids: '
-                                      "cafe1111aaaa, cafe2222bbbb. Supply a longer prefix or the exact id."))
+    assert answer.text == dumps(
+        error(
+            OP,
+            "invalid_input",
+            'id "cafe" is ambiguous: prefix matches 2 stored ids: '
+            "cafe1111aaaa, cafe2222bbbb. Supply a longer prefix or the exact id.",
+        )
+    )
 
 
 def test_a_finding_id_without_its_event_is_not_found(tmp_path: Path) -> None:
-    workspace = make_workspace(tmp_path, events=[{"id": "other", "timestamp": "2026-04-10T09:00:00Z"}],
-                               findings=[{"id": "finding-x"}])
+    workspace = make_workspace(
+        tmp_path, events=[{"id": "other", "timestamp": "2026-04-10T09:00:00Z"}], findings=[{"id": "finding-x"}]
+    )
     assert call(workspace, OP, {"id": "finding-x"}).text == not_found("finding-x")
 
 
@@ -144,8 +171,13 @@ CLOUDTRAIL = {
     "sourceIPAddress": "198.51.100.7",
     "userIdentity": {"arn": "arn:aws:iam::123456789012:user/baron", "accessKeyId": "key-id-1"},
     "requestParameters": {"roleSessionName": "baron-session", "durationSeconds": 3600},
-    "responseElements": {"credentials": {"sessionToken": "FwoGZXIvYXdzEBYaDH", "accessKeyId": "key-id-1",
-                                         "expiration": "2026-04-10T10:00:00Z"}},
+    "responseElements": {
+        "credentials": {
+            "sessionToken": "FwoGZXIvYXdzEBYaDH",
+            "accessKeyId": "key-id-1",
+            "expiration": "2026-04-10T10:00:00Z",
+        }
+    },
     "nested": {"deeper": {"secretAccessKey": {"even": "an object"}}},
     "SessionToken": "abc",
     "SECRETACCESSKEY": "def",
@@ -166,8 +198,10 @@ def test_a_token_split_by_an_invisible_character_is_redacted(tmp_path: Path) -> 
     split = GITHUB_TOKEN[:10] + "\u200b" + GITHUB_TOKEN[10:]
     answer = raw_of(tmp_path, {"note": f"token {split} here", "keep": "plain"})
     assert answer.text == found(
-        "x1", {"keep": "plain", "note": "token [REDACTED:github_token] here"},
-        notes=f"{INVISIBLE_NOTE}; {REDACTED_NOTE}", redacted=True,
+        "x1",
+        {"keep": "plain", "note": "token [REDACTED:github_token] here"},
+        notes=f"{INVISIBLE_NOTE}; {REDACTED_NOTE}",
+        redacted=True,
     )
 
 
@@ -242,14 +276,28 @@ def test_notes_are_joined_in_step_order(tmp_path: Path) -> None:
 
 def test_description_tells_the_agent_what_comes_back() -> None:
     text = get_raw_event.DESCRIPTION
-    for phrase in ("1-256 bytes", "finding-<event id>", "at least 4", "`event_ids`", "null when not found",
-                   "[REDACTED:", "65536 bytes", "...[truncated]", "_truncated", "invalid_input", "upstream_unavailable"):
+    for phrase in (
+        "1-256 bytes",
+        "finding-<event id>",
+        "at least 4",
+        "`event_ids`",
+        "null when not found",
+        "[REDACTED:",
+        "65536 bytes",
+        "...[truncated]",
+        "_truncated",
+        "invalid_input",
+        "upstream_unavailable",
+    ):
         assert phrase in text, phrase
 
 
 json_leaves = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**53), max_value=2**53),
-    st.text(max_size=30), st.builds(lambda s, n: s * n, st.text(min_size=1, max_size=4), st.integers(0, 30_000)),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**53), max_value=2**53),
+    st.text(max_size=30),
+    st.builds(lambda s, n: s * n, st.text(min_size=1, max_size=4), st.integers(0, 30_000)),
 )
 json_trees = st.recursive(
     json_leaves,

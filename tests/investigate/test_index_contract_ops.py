@@ -27,7 +27,9 @@ CALL = CallContext(surface="mcp", conversation_id="c", conversation_source="test
 
 # A tiny id alphabet forces exact hits, `finding-` rungs and ambiguous prefixes.
 IDS = st.text(alphabet="ab-", min_size=1, max_size=5).map(lambda s: s if s[0] != "-" else "x" + s)
-REQUESTS = st.one_of(IDS, IDS.map(lambda s: "finding-" + s), IDS.map(str.upper), st.just("abab"), st.just("finding-a-b"))
+REQUESTS = st.one_of(
+    IDS, IDS.map(lambda s: "finding-" + s), IDS.map(str.upper), st.just("abab"), st.just("finding-a-b")
+)
 ACTORS = st.sampled_from(["baron", "BARON", "Baron", "ci-bot", ""])
 SOURCES = st.sampled_from(["github", "GitHub", "azure", ""])
 TYPES = st.sampled_from(["push", "Push", "login", ""])
@@ -35,24 +37,51 @@ HOURS = st.integers(min_value=0, max_value=23)
 PAYLOADS = st.one_of(
     st.just({}),
     st.builds(
-        lambda action, ip, window: {"action": action, "Target": "web-01", "metadata": {"ip": ip, "maintenance_window": window}},
-        st.sampled_from(["restart", "push"]), st.sampled_from(["203.0.113.5", "10.0.0.1"]), st.booleans(),
+        lambda action, ip, window: {
+            "action": action,
+            "Target": "web-01",
+            "metadata": {"ip": ip, "maintenance_window": window},
+        },
+        st.sampled_from(["restart", "push"]),
+        st.sampled_from(["203.0.113.5", "10.0.0.1"]),
+        st.booleans(),
     ),
     st.builds(lambda geo: {"ip": "203.0.113.5", "geo": geo, "sessionToken": "t"}, st.sampled_from(["US", "GB"])),
 )
 EVENTS = st.builds(
-    lambda i, a, s, t, h, p: {"id": i, "actor": a, "source": s, "type": t, "timestamp": f"2026-04-10T{h:02d}:00:00Z",
-                              "payload": p},
-    IDS, ACTORS, SOURCES, TYPES, HOURS, PAYLOADS,
+    lambda i, a, s, t, h, p: {
+        "id": i,
+        "actor": a,
+        "source": s,
+        "type": t,
+        "timestamp": f"2026-04-10T{h:02d}:00:00Z",
+        "payload": p,
+    },
+    IDS,
+    ACTORS,
+    SOURCES,
+    TYPES,
+    HOURS,
+    PAYLOADS,
 )
 FINDINGS = st.builds(
-    lambda i, a, h, e: {"id": i, "actor": a, "type": "unusual-timing", "reason": "r\u202e\n",
-                        "timestamp": "" if h is None else f"2026-04-10T{h:02d}:30:00Z", "evidence": {"event_id": e}},
-    IDS.map(lambda s: "finding-" + s), ACTORS, st.none() | HOURS, IDS,
+    lambda i, a, h, e: {
+        "id": i,
+        "actor": a,
+        "type": "unusual-timing",
+        "reason": "r\u202e\n",
+        "timestamp": "" if h is None else f"2026-04-10T{h:02d}:30:00Z",
+        "evidence": {"event_id": e},
+    },
+    IDS.map(lambda s: "finding-" + s),
+    ACTORS,
+    st.none() | HOURS,
+    IDS,
 )
 BASELINES = st.builds(
     lambda actors, count: {"known_actors": actors, "frequency_tables": {f"github:push:{a}": count for a in actors}},
-    st.lists(ACTORS.filter(bool), max_size=2), st.integers(min_value=0, max_value=5),
+    st.lists(ACTORS.filter(bool), max_size=2),
+    st.integers(min_value=0, max_value=5),
 )
 STEPS = st.lists(
     st.one_of(
@@ -77,19 +106,44 @@ def _drop_empty(arguments: dict[str, Any]) -> dict[str, Any]:
 
 QUERIES = st.lists(
     st.one_of(
-        st.tuples(st.just("search_events"), st.fixed_dictionaries({
-            "actor": ACTORS, "source": SOURCES, "type": TYPES, "ids": st.lists(REQUESTS | st.just(""), max_size=3),
-            "since": BOUNDS, "until": BOUNDS, "limit": LIMITS,
-            "finding_family": st.sampled_from(["", "unusual-timing"]),
-            "finding_metadata": st.sampled_from([{}, {"maintenanceWindow": "true"}]),
-        }).flatmap(lambda a: st.sampled_from([a, _drop_empty(a)]))),
-        st.tuples(st.just("search_findings"), st.fixed_dictionaries({
-            "actor": ACTORS, "type": st.sampled_from(["", "UNUSUAL-TIMING"]),
-            "ids": st.lists(REQUESTS | st.just(""), max_size=3), "since": BOUNDS, "limit": LIMITS,
-        }).map(_drop_empty)),
-        st.tuples(st.just("check_baseline"), st.fixed_dictionaries({
-            "entity": st.sampled_from(["baron", "BARON", "ci-bot", "nobody"]), "source": st.sampled_from(["", "us", "FR"]), "event_type": TYPES,
-        })),
+        st.tuples(
+            st.just("search_events"),
+            st.fixed_dictionaries(
+                {
+                    "actor": ACTORS,
+                    "source": SOURCES,
+                    "type": TYPES,
+                    "ids": st.lists(REQUESTS | st.just(""), max_size=3),
+                    "since": BOUNDS,
+                    "until": BOUNDS,
+                    "limit": LIMITS,
+                    "finding_family": st.sampled_from(["", "unusual-timing"]),
+                    "finding_metadata": st.sampled_from([{}, {"maintenanceWindow": "true"}]),
+                }
+            ).flatmap(lambda a: st.sampled_from([a, _drop_empty(a)])),
+        ),
+        st.tuples(
+            st.just("search_findings"),
+            st.fixed_dictionaries(
+                {
+                    "actor": ACTORS,
+                    "type": st.sampled_from(["", "UNUSUAL-TIMING"]),
+                    "ids": st.lists(REQUESTS | st.just(""), max_size=3),
+                    "since": BOUNDS,
+                    "limit": LIMITS,
+                }
+            ).map(_drop_empty),
+        ),
+        st.tuples(
+            st.just("check_baseline"),
+            st.fixed_dictionaries(
+                {
+                    "entity": st.sampled_from(["baron", "BARON", "ci-bot", "nobody"]),
+                    "source": st.sampled_from(["", "us", "FR"]),
+                    "event_type": TYPES,
+                }
+            ),
+        ),
         st.tuples(st.just("get_raw_event"), st.fixed_dictionaries({"id": REQUESTS})),
     ),
     min_size=1,

@@ -134,7 +134,10 @@ def test_pruning_takes_the_largest_member_first_and_ties_by_smallest_key() -> No
     payload = {"z": bigger, "c": big, "b": big, "a": big}
     capped = checked(payload)
     assert capped.payload == {
-        "z": f"[TRUNCATED: ~{size(bigger)} bytes]", "a": f"[TRUNCATED: ~{size(big)} bytes]", "b": big, "c": big
+        "z": f"[TRUNCATED: ~{size(bigger)} bytes]",
+        "a": f"[TRUNCATED: ~{size(big)} bytes]",
+        "b": big,
+        "c": big,
     }
 
 
@@ -172,7 +175,7 @@ def test_scalar_sizes_match_the_canonical_encoding(value: Any) -> None:
 
 
 def test_escaped_characters_are_counted_as_serialized() -> None:
-    payload = {"k": "\"\\\n\u0001" * 5000}
+    payload = {"k": '"\\\n\u0001' * 5000}
     capped = checked(payload, budget=10_000)
     assert capped.size <= 10_000
 
@@ -180,8 +183,11 @@ def test_escaped_characters_are_counted_as_serialized() -> None:
 # Stored payloads are valid UTF-8 and get_raw_event strips Cs before capping, so no lone surrogates.
 chars = st.characters(blacklist_categories=("Cs",))
 json_leaves = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1),
-    st.floats(allow_nan=False, allow_infinity=False), st.text(chars, max_size=40),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(chars, max_size=40),
     st.builds(lambda ch, n: ch * n, chars, st.integers(0, 3000)),
 )
 json_trees = st.recursive(

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from runners import run_cli
 
 from harness.investigate import search_events, views
 from harness.rules import CorpusError, load_corpus
 from harness.text.casefold import MISSING, lookup
-from runners import run_cli
 from tests.investigate.ops_support import STORE_V, call, dumps, error, make_workspace
 
 OP = "search_events"
@@ -23,16 +23,56 @@ WINDOW_NOTE = (
 EMPTY_NOTE = "no events matched the filter"
 
 VIEWS = {
-    "e1": {"action": "push", "actor": "baron", "id": "e1", "metadata": {}, "source": "github", "target": "contoso/api",
-           "timestamp": "2026-04-10T09:00:00Z", "type": "push"},
-    "e2": {"action": "", "actor": "ci-bot", "id": "e2", "metadata": {}, "source": "github", "target": "",
-           "timestamp": "2026-04-10T10:00:00Z", "type": "push"},
-    "e3": {"action": "", "actor": "deploy-svc", "id": "e3", "metadata": {"maintenance_window": "true"},
-           "source": "azure", "target": "", "timestamp": "2026-04-10T11:00:00Z", "type": "container_restart"},
-    "e4": {"action": "", "actor": "baron", "id": "e4", "metadata": {}, "source": "github", "target": "",
-           "timestamp": "2026-04-10T12:00:00Z", "type": "delete"},
-    "cafe1234": {"action": "", "actor": "svc-role", "id": "cafe1234", "metadata": {}, "source": "aws", "target": "",
-                 "timestamp": "2026-04-10T13:00:00Z", "type": "assume_role"},
+    "e1": {
+        "action": "push",
+        "actor": "baron",
+        "id": "e1",
+        "metadata": {},
+        "source": "github",
+        "target": "contoso/api",
+        "timestamp": "2026-04-10T09:00:00Z",
+        "type": "push",
+    },
+    "e2": {
+        "action": "",
+        "actor": "ci-bot",
+        "id": "e2",
+        "metadata": {},
+        "source": "github",
+        "target": "",
+        "timestamp": "2026-04-10T10:00:00Z",
+        "type": "push",
+    },
+    "e3": {
+        "action": "",
+        "actor": "deploy-svc",
+        "id": "e3",
+        "metadata": {"maintenance_window": "true"},
+        "source": "azure",
+        "target": "",
+        "timestamp": "2026-04-10T11:00:00Z",
+        "type": "container_restart",
+    },
+    "e4": {
+        "action": "",
+        "actor": "baron",
+        "id": "e4",
+        "metadata": {},
+        "source": "github",
+        "target": "",
+        "timestamp": "2026-04-10T12:00:00Z",
+        "type": "delete",
+    },
+    "cafe1234": {
+        "action": "",
+        "actor": "svc-role",
+        "id": "cafe1234",
+        "metadata": {},
+        "source": "aws",
+        "target": "",
+        "timestamp": "2026-04-10T13:00:00Z",
+        "type": "assume_role",
+    },
 }
 ALL = ["e1", "e2", "e3", "e4", "cafe1234"]
 
@@ -55,14 +95,16 @@ def expected(
     shown = views_by_id or VIEWS
     count = len(ids) if total is None else total
     applied = {"actor": "", "source": "", "type": "", "since": "", "until": "", "effective": effective, **filters}
-    return dumps({
-        "events": [shown[i] for i in ids],
-        "matched_rules": rules or [],
-        "filter_applied": applied,
-        "notes": notes,
-        "total": count,
-        "truncated": count > len(ids),
-    })
+    return dumps(
+        {
+            "events": [shown[i] for i in ids],
+            "matched_rules": rules or [],
+            "filter_applied": applied,
+            "notes": notes,
+            "total": count,
+            "truncated": count > len(ids),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +137,9 @@ def test_a_substring_matches_nothing(ws_v: Path) -> None:
 
 def test_window_applies_inclusively(ws_v: Path) -> None:
     answer = call(ws_v, OP, {"since": "2026-04-10T10:30:00Z", "until": "2026-04-10T11:30:00Z"})
-    assert answer.text == expected(["e3"], effective="applied", since="2026-04-10T10:30:00Z", until="2026-04-10T11:30:00Z")
+    assert answer.text == expected(
+        ["e3"], effective="applied", since="2026-04-10T10:30:00Z", until="2026-04-10T11:30:00Z"
+    )
     edges = call(ws_v, OP, {"since": "2026-04-10T10:00:00Z", "until": "2026-04-10T12:00:00Z"})
     assert edges.text == expected(
         ["e2", "e3", "e4"], effective="applied", since="2026-04-10T10:00:00Z", until="2026-04-10T12:00:00Z"
@@ -128,7 +172,9 @@ def test_an_inverted_window_is_dropped(ws_v: Path) -> None:
 
 def test_a_window_over_an_empty_match_stays_applied(ws_v: Path) -> None:
     answer = call(ws_v, OP, {"actor": "nobody", "since": "2026-04-15"})
-    assert answer.text == expected([], actor="nobody", effective="applied", since="2026-04-15T00:00:00Z", notes=EMPTY_NOTE)
+    assert answer.text == expected(
+        [], actor="nobody", effective="applied", since="2026-04-15T00:00:00Z", notes=EMPTY_NOTE
+    )
 
 
 @pytest.mark.parametrize(
@@ -159,7 +205,9 @@ def test_limit_truncates_with_a_note(ws_v: Path) -> None:
 
 def test_rules_fold_independently_of_the_events(ws_v: Path) -> None:
     answer = call(
-        ws_v, OP, {"actor": "nobody", "finding_family": "UNUSUAL-TIMING", "finding_metadata": {"maintenanceWindow": "TRUE"}}
+        ws_v,
+        OP,
+        {"actor": "nobody", "finding_family": "UNUSUAL-TIMING", "finding_metadata": {"maintenanceWindow": "TRUE"}},
     )
     assert answer.text == expected([], actor="nobody", notes=EMPTY_NOTE, rules=[embedded_rule("R-001")])
 
@@ -193,10 +241,16 @@ def test_notes_come_in_the_specified_order(tmp_path: Path) -> None:
     (workspace / "rules" / "operator-decisions.yaml").write_text("version: 2\nrules: []\n")
     with pytest.raises(CorpusError) as raised:
         load_corpus(explicit=None, workspace=workspace, pin=None)
-    truncation = "showing the first 1 of 2 matching events in stream order; narrow the filters or raise limit (at most 2000)."
+    truncation = (
+        "showing the first 1 of 2 matching events in stream order; narrow the filters or raise limit (at most 2000)."
+    )
     answer = call(workspace, OP, {"actor": "baron", "since": "2027-01-01", "limit": 1, "finding_family": "x"})
     assert answer.text == expected(
-        ["e1"], total=2, actor="baron", effective="dropped", since="2027-01-01T00:00:00Z",
+        ["e1"],
+        total=2,
+        actor="baron",
+        effective="dropped",
+        since="2027-01-01T00:00:00Z",
         notes=f"{WINDOW_NOTE} rule matching skipped: {raised.value} {truncation}",
     )
     empty = call(workspace, OP, {"actor": "nobody", "finding_family": "x"})
@@ -208,48 +262,93 @@ def test_notes_come_in_the_specified_order(tmp_path: Path) -> None:
     [
         ({"limit": 0}, "limit: must be at least 1, got 0"),
         ({"limit": 2001}, "limit: must be at most 2000, got 2001"),
-        ({"since": "yesterday"},
-         'since: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "yesterday"'),
-        ({"since": "2026-04-10T09:00:00"},
-         "since: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "
-         '"2026-04-10T09:00:00"'),
-        ({"until": "2026-4-1"},
-         'until: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "2026-4-1"'),
-        ({"eventType": "push"},
-         "eventType: unknown field; the accepted fields are actor, source, type, ids, since, until, limit, "
-         "finding_family, finding_metadata"),
+        (
+            {"since": "yesterday"},
+            'since: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "yesterday"',
+        ),
+        (
+            {"since": "2026-04-10T09:00:00"},
+            (
+                "since: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "
+                '"2026-04-10T09:00:00"'
+            ),
+        ),
+        (
+            {"until": "2026-4-1"},
+            'until: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "2026-4-1"',
+        ),
+        (
+            {"eventType": "push"},
+            (
+                "eventType: unknown field; the accepted fields are actor, source, type, ids, since, until, limit, "
+                "finding_family, finding_metadata"
+            ),
+        ),
         ({"ids": ["e1"] * 101}, "ids: must have at most 100 items, got 101"),
-        ({"finding_metadata": {"maintenance_window": True}},
-         "finding_metadata.maintenance_window: expected a string, got a boolean"),
-        ({"finding_metadata": {"maintenanceWindow": "true", "maintenance_window": "true"}},
-         'finding_metadata: keys "maintenanceWindow" and "maintenance_window" both normalize to "maintenance_window"'),
-        ({"finding_metadata": {f"k{i}": "v" for i in range(65)}}, "finding_metadata: must have at most 64 entries, got 65"),
+        (
+            {"finding_metadata": {"maintenance_window": True}},
+            "finding_metadata.maintenance_window: expected a string, got a boolean",
+        ),
+        (
+            {"finding_metadata": {"maintenanceWindow": "true", "maintenance_window": "true"}},
+            'finding_metadata: keys "maintenanceWindow" and "maintenance_window" both normalize to "maintenance_window"',
+        ),
+        (
+            {"finding_metadata": {f"k{i}": "v" for i in range(65)}},
+            "finding_metadata: must have at most 64 entries, got 65",
+        ),
         ({"finding_metadata": {"k": "v" * 1025}}, "finding_metadata.k: must be at most 1024 bytes (UTF-8), got 1025"),
         ({"actor": "a" * 257}, "actor: must be at most 256 bytes (UTF-8), got 257"),
         ({"ids": ["é" * 129]}, "ids[0]: must be at most 256 bytes (UTF-8), got 258"),
         ({"finding_family": "f" * 129}, "finding_family: must be at most 128 bytes (UTF-8), got 129"),
-        ({"ids": ["evt-"]}, 'id "evt-" is ambiguous: prefix matches 2 stored ids: evt-1, evt-2. Supply a longer prefix or '
-                            "the exact id."),
+        (
+            {"ids": ["evt-"]},
+            (
+                'id "evt-" is ambiguous: prefix matches 2 stored ids: evt-1, evt-2. Supply a longer prefix or '
+                "the exact id."
+            ),
+        ),
     ],
 )
 def test_invalid_input_names_the_field(tmp_path: Path, arguments: dict[str, Any], message: str) -> None:
-    workspace = make_workspace(tmp_path, events=[
-        {"id": "evt-1", "timestamp": "2026-04-10T09:00:00Z"}, {"id": "evt-2", "timestamp": "2026-04-10T09:00:00Z"}
-    ])
+    workspace = make_workspace(
+        tmp_path,
+        events=[
+            {"id": "evt-1", "timestamp": "2026-04-10T09:00:00Z"},
+            {"id": "evt-2", "timestamp": "2026-04-10T09:00:00Z"},
+        ],
+    )
     answer = call(workspace, OP, arguments)
     assert answer.exit_code == 2
     assert answer.text == dumps(error(OP, "invalid_input", message))
 
 
 def test_cli_flags_reach_the_same_answer(ws_v: Path) -> None:
-    result = run_cli([
-        "--workspace", str(ws_v), OP, "--ids", "e4", "--ids", "E1", "--since", "2026-04-10", "--limit", "5",
-        "--finding-family", "unusual-timing", "--finding-metadata", '{"maintenance_window": "true"}',
-    ])
+    result = run_cli(
+        [
+            "--workspace",
+            str(ws_v),
+            OP,
+            "--ids",
+            "e4",
+            "--ids",
+            "E1",
+            "--since",
+            "2026-04-10",
+            "--limit",
+            "5",
+            "--finding-family",
+            "unusual-timing",
+            "--finding-metadata",
+            '{"maintenance_window": "true"}',
+        ]
+    )
     assert result.exit_code == 0
-    assert result.stdout == expected(
-        ["e1", "e4"], effective="applied", since="2026-04-10T00:00:00Z", rules=[embedded_rule("R-001")]
-    ) + "\n"
+    assert (
+        result.stdout
+        == expected(["e1", "e4"], effective="applied", since="2026-04-10T00:00:00Z", rules=[embedded_rule("R-001")])
+        + "\n"
+    )
 
 
 def test_missing_store_reads_as_empty(tmp_path: Path) -> None:
@@ -272,9 +371,18 @@ def test_unreadable_store_is_upstream_unavailable(tmp_path: Path) -> None:
 # §2 EventView and §1.4 rendering, through the operation.
 
 SPEC_PAYLOAD = {
-    "action": "restart", "Target": "web-01\nprod", "role": "admin", "ip": "203.0.113.9",
-    "metadata": {"maintenance_window": True, "operation_count": 847.0, "ratio": 0.5, "tags": ["a"], "caller": "",
-                 "role": {"x": 1}},
+    "action": "restart",
+    "Target": "web-01\nprod",
+    "role": "admin",
+    "ip": "203.0.113.9",
+    "metadata": {
+        "maintenance_window": True,
+        "operation_count": 847.0,
+        "ratio": 0.5,
+        "tags": ["a"],
+        "caller": "",
+        "role": {"x": 1},
+    },
 }
 
 
@@ -287,8 +395,13 @@ def _view_of(tmp_path: Path, payload: Any) -> dict[str, Any]:
 
 def test_the_eventview_vector(tmp_path: Path) -> None:
     assert _view_of(tmp_path, SPEC_PAYLOAD) == {
-        "action": "restart", "actor": "", "id": "x1", "source": "", "target": "web-01 prod",
-        "timestamp": "2026-04-10T09:00:00Z", "type": "",
+        "action": "restart",
+        "actor": "",
+        "id": "x1",
+        "source": "",
+        "target": "web-01 prod",
+        "timestamp": "2026-04-10T09:00:00Z",
+        "type": "",
         "metadata": {"ip": "203.0.113.9", "maintenance_window": "true", "operation_count": "847"},
     }
 
@@ -301,15 +414,33 @@ def test_a_non_object_payload_gives_empty_fields(tmp_path: Path, payload: Any) -
 
 def test_metadata_renders_scalars_and_skips_the_rest(tmp_path: Path) -> None:
     payload = {
-        "metadata": {"bytesRead": 1e20, "rows_affected": -0.0, "resource_count": 1e-07, "includes_pii": False,
-                     "job_id": None, "ticket_id": "", "schedule": "a\u202eb\tc", "location": 12},
-        "ip": "10.0.0.1", "location": "ignored: metadata decides", "session_name": {"nested": 1},
-        "user_agent": "x" * 2000, "description": "not allowlisted", "window-id": "mw-1",
+        "metadata": {
+            "bytesRead": 1e20,
+            "rows_affected": -0.0,
+            "resource_count": 1e-07,
+            "includes_pii": False,
+            "job_id": None,
+            "ticket_id": "",
+            "schedule": "a\u202eb\tc",
+            "location": 12,
+        },
+        "ip": "10.0.0.1",
+        "location": "ignored: metadata decides",
+        "session_name": {"nested": 1},
+        "user_agent": "x" * 2000,
+        "description": "not allowlisted",
+        "window-id": "mw-1",
     }
     assert _view_of(tmp_path, payload)["metadata"] == {
-        "bytes_read": "100000000000000000000", "rows_affected": "0", "resource_count": "0.0000001",
-        "includes_pii": "false", "schedule": "ab c", "location": "12", "ip": "10.0.0.1",
-        "user_agent": "x" * 1012 + " [truncated]", "window_id": "mw-1",
+        "bytes_read": "100000000000000000000",
+        "rows_affected": "0",
+        "resource_count": "0.0000001",
+        "includes_pii": "false",
+        "schedule": "ab c",
+        "location": "12",
+        "ip": "10.0.0.1",
+        "user_agent": "x" * 1012 + " [truncated]",
+        "window_id": "mw-1",
     }
 
 
@@ -319,17 +450,31 @@ def test_target_and_action_follow_lookup_order(tmp_path: Path) -> None:
 
 
 def test_identifiers_are_never_rewritten(tmp_path: Path) -> None:
-    workspace = make_workspace(tmp_path, events=[
-        {"id": "ID-Mixed", "source": "AzUre", "type": "Login", "actor": "Baron", "timestamp": "2026-04-10T11:00:00+02:00"}
-    ])
+    workspace = make_workspace(
+        tmp_path,
+        events=[
+            {
+                "id": "ID-Mixed",
+                "source": "AzUre",
+                "type": "Login",
+                "actor": "Baron",
+                "timestamp": "2026-04-10T11:00:00+02:00",
+            }
+        ],
+    )
     (view,) = call(workspace, OP, {"actor": "BARON"}).document["events"]
     assert {k: view[k] for k in ("id", "source", "type", "actor", "timestamp")} == {
-        "id": "ID-Mixed", "source": "AzUre", "type": "Login", "actor": "Baron", "timestamp": "2026-04-10T09:00:00Z"
+        "id": "ID-Mixed",
+        "source": "AzUre",
+        "type": "Login",
+        "actor": "Baron",
+        "timestamp": "2026-04-10T09:00:00Z",
     }
 
 
-_keys = st.sampled_from(["ip", "IP", "Ip", "source-ip", "sourceIp", "SOURCE_IP", "source_ip", "metadata", "Metadata",
-                         "role", "Role", "x"])
+_keys = st.sampled_from(
+    ["ip", "IP", "Ip", "source-ip", "sourceIp", "SOURCE_IP", "source_ip", "metadata", "Metadata", "role", "Role", "x"]
+)
 
 
 @given(st.dictionaries(_keys, st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3)), max_size=8))
@@ -360,9 +505,9 @@ LONG_FINDING = "finding-evt_ab12cd34ef56-inj-command-injection-chain"
 @pytest.fixture(scope="module")
 def resolution_workspaces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
-        name: make_workspace(tmp_path_factory.mktemp(name), events=[
-            {"id": i, "timestamp": "2026-04-10T09:00:00Z"} for i in ids
-        ])
+        name: make_workspace(
+            tmp_path_factory.mktemp(name), events=[{"id": i, "timestamp": "2026-04-10T09:00:00Z"} for i in ids]
+        )
         for name, ids in RESOLUTION_STORES.items()
     }
 
@@ -393,12 +538,21 @@ def test_id_resolution_table(
 @pytest.mark.parametrize(
     ("store", "requested", "message"),
     [
-        ("three", "cafe",
-         'id "cafe" is ambiguous: prefix matches 2 stored ids: cafe1111aaaa, cafe2222bbbb. Supply a longer prefix or '
-         "the exact id."),
-        ("eleven", "evt-",
-         'id "evt-" is ambiguous: prefix matches 11 stored ids (showing first 10): '
-         + ", ".join(f"evt-{i:02d}" for i in range(10)) + ". Supply a longer prefix or the exact id."),
+        (
+            "three",
+            "cafe",
+            (
+                'id "cafe" is ambiguous: prefix matches 2 stored ids: cafe1111aaaa, cafe2222bbbb. Supply a longer prefix or '
+                "the exact id."
+            ),
+        ),
+        (
+            "eleven",
+            "evt-",
+            'id "evt-" is ambiguous: prefix matches 11 stored ids (showing first 10): '
+            + ", ".join(f"evt-{i:02d}" for i in range(10))
+            + ". Supply a longer prefix or the exact id.",
+        ),
     ],
 )
 def test_an_ambiguous_prefix_fails_the_call(
@@ -412,9 +566,26 @@ def test_an_ambiguous_prefix_fails_the_call(
 def test_description_tells_the_agent_how_to_search() -> None:
     text = search_events.DESCRIPTION
     for phrase in (
-        "stream order", "ignoring case", "never a substring", "one axis per call", "usually actors",
-        '"true", not true', "`event_ids`", "feed `ids`", "default 200", "1..2000", "at most 100 entries",
-        "RFC3339", "2026-04-10", "dropped", "at most 64 entries", "at most 1,024 bytes", "at most 128 bytes",
-        "at most 256 bytes", "invalid_input", "upstream_unavailable", "get_raw_event",
+        "stream order",
+        "ignoring case",
+        "never a substring",
+        "one axis per call",
+        "usually actors",
+        '"true", not true',
+        "`event_ids`",
+        "feed `ids`",
+        "default 200",
+        "1..2000",
+        "at most 100 entries",
+        "RFC3339",
+        "2026-04-10",
+        "dropped",
+        "at most 64 entries",
+        "at most 1,024 bytes",
+        "at most 128 bytes",
+        "at most 256 bytes",
+        "invalid_input",
+        "upstream_unavailable",
+        "get_raw_event",
     ):
         assert phrase in text, phrase

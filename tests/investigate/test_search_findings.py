@@ -16,8 +16,18 @@ EMPTY_NOTE = "no findings matched the filter"
 
 def stored(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
     """A finding of store F with every key, as stored and shown."""
-    full = {"source": "", "severity": "", "type": "", "actor": "", "timestamp": "", "reason": "", "evidence": {},
-            "event_ids": [], **record, **changes}
+    full = {
+        "source": "",
+        "severity": "",
+        "type": "",
+        "actor": "",
+        "timestamp": "",
+        "reason": "",
+        "evidence": {},
+        "event_ids": [],
+        **record,
+        **changes,
+    }
     evidence = full["evidence"]
     if not full["event_ids"] and isinstance(evidence, dict) and "event_id" in evidence:
         full["event_ids"] = [evidence["event_id"]]
@@ -30,7 +40,9 @@ ALL = ["f1", "f2", "f3", "finding-cafe1234", "f5"]
 
 def expected(ids: list[str], *, total: int | None = None, notes: str = "") -> str:
     count = len(ids) if total is None else total
-    return dumps({"findings": [FINDINGS[i] for i in ids], "notes": notes, "total": count, "truncated": count > len(ids)})
+    return dumps(
+        {"findings": [FINDINGS[i] for i in ids], "notes": notes, "total": count, "truncated": count > len(ids)}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +89,9 @@ def test_a_finding_without_timestamp_is_excluded_by_any_since(ws_f: Path) -> Non
 
 
 def test_limit_truncates_with_a_note(ws_f: Path) -> None:
-    note = "showing the first 3 of 5 matching findings in stream order; narrow the filters or raise limit (at most 2000)."
+    note = (
+        "showing the first 3 of 5 matching findings in stream order; narrow the filters or raise limit (at most 2000)."
+    )
     assert call(ws_f, OP, {"limit": 3}).text == expected(["f1", "f2", "f3"], total=5, notes=note)
 
 
@@ -89,25 +103,45 @@ def test_finding_id_resolution(ws_f: Path, requested: str) -> None:
 def test_an_ambiguous_finding_prefix_fails(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path, findings=[{"id": "finding-ab12"}, {"id": "finding-ab34"}])
     answer = call(workspace, OP, {"ids": ["finding-ab"]})
-    assert answer.text == dumps(error(OP, "invalid_input", 'id "finding-ab" is ambiguous: prefix matches 2 stored ids: '
-                                      "finding-ab12, finding-ab34. Supply a longer prefix or the exact id."))
+    assert answer.text == dumps(
+        error(
+            OP,
+            "invalid_input",
+            'id "finding-ab" is ambiguous: prefix matches 2 stored ids: '
+            "finding-ab12, finding-ab34. Supply a longer prefix or the exact id.",
+        )
+    )
 
 
 def test_reason_and_evidence_strings_are_sanitized_but_keys_and_ids_are_not(tmp_path: Path) -> None:
     record = {
-        "id": "F-Mixed", "actor": "Baron", "reason": "a\u202eb\nc",
+        "id": "F-Mixed",
+        "actor": "Baron",
+        "reason": "a\u202eb\nc",
         "evidence": {"Note\u00e9": "x\u200by\tz", "list": [" pad ", 3, {"deep": "\u0000q"}], "event_ids": ["E-1"]},
     }
     workspace = make_workspace(tmp_path, findings=[record])
     answer = call(workspace, OP, {})
-    assert answer.text == dumps({
-        "findings": [{
-            "id": "F-Mixed", "source": "", "severity": "", "type": "", "actor": "Baron", "timestamp": "",
-            "reason": "ab c", "evidence": {"Note\u00e9": "xy z", "list": ["pad", 3, {"deep": "q"}], "event_ids": ["E-1"]},
-            "event_ids": ["E-1"],
-        }],
-        "notes": "", "total": 1, "truncated": False,
-    })
+    assert answer.text == dumps(
+        {
+            "findings": [
+                {
+                    "id": "F-Mixed",
+                    "source": "",
+                    "severity": "",
+                    "type": "",
+                    "actor": "Baron",
+                    "timestamp": "",
+                    "reason": "ab c",
+                    "evidence": {"Note\u00e9": "xy z", "list": ["pad", 3, {"deep": "q"}], "event_ids": ["E-1"]},
+                    "event_ids": ["E-1"],
+                }
+            ],
+            "notes": "",
+            "total": 1,
+            "truncated": False,
+        }
+    )
 
 
 def test_a_long_reason_is_capped_visibly(tmp_path: Path) -> None:
@@ -119,15 +153,21 @@ def test_a_long_reason_is_capped_visibly(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"until": "2026-04-10"},
-         "until: unknown field; the accepted fields are actor, source, type, ids, since, limit"),
-        ({"since": "yesterday"},
-         'since: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "yesterday"'),
+        (
+            {"until": "2026-04-10"},
+            "until: unknown field; the accepted fields are actor, source, type, ids, since, limit",
+        ),
+        (
+            {"since": "yesterday"},
+            'since: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "yesterday"',
+        ),
         ({"limit": 0}, "limit: must be at least 1, got 0"),
         ({"limit": 2001}, "limit: must be at most 2000, got 2001"),
         ({"ids": ["x"] * 101}, "ids: must have at most 100 items, got 101"),
-        ({"finding_family": "x"},
-         "finding_family: unknown field; the accepted fields are actor, source, type, ids, since, limit"),
+        (
+            {"finding_family": "x"},
+            "finding_family: unknown field; the accepted fields are actor, source, type, ids, since, limit",
+        ),
         ({"type": 3}, "type: expected a string, got a number"),
     ],
 )
@@ -146,8 +186,21 @@ def test_missing_store_reads_as_empty(tmp_path: Path) -> None:
 def test_description_tells_the_agent_how_to_search() -> None:
     text = search_findings.DESCRIPTION
     for phrase in (
-        "stream order", "ignoring case", "never a substring", "one axis per call", "usually actors",
-        "`event_ids`", "feed search_events `ids`", "default 200", "1..2000", "at most 100 entries", "RFC3339",
-        "2026-04-10", "excluded", "at most 256 bytes", "invalid_input", "upstream_unavailable",
+        "stream order",
+        "ignoring case",
+        "never a substring",
+        "one axis per call",
+        "usually actors",
+        "`event_ids`",
+        "feed search_events `ids`",
+        "default 200",
+        "1..2000",
+        "at most 100 entries",
+        "RFC3339",
+        "2026-04-10",
+        "excluded",
+        "at most 256 bytes",
+        "invalid_input",
+        "upstream_unavailable",
     ):
         assert phrase in text, phrase

@@ -219,7 +219,9 @@ def cap_payload(payload: Any, budget: int = MAX_PAYLOAD_BYTES) -> Capped:
     # A root array over budget is capped here like any other, so only a root object reaches pruning.
     build = _Build(leaf_cap, total, budget)
     members = build.members(payload) if isinstance(payload, dict) else {}
-    result = {key: value for key, (value, _) in members.items()} if isinstance(payload, dict) else build.node(payload)[0]
+    result = (
+        {key: value for key, (value, _) in members.items()} if isinstance(payload, dict) else build.node(payload)[0]
+    )
     if build.capped_arrays:
         stages.append(ARRAY_CAPPING)
     total = build.total

@@ -82,9 +82,7 @@ class Input(BaseModel):
         description="Latest timestamp, inclusive: RFC3339 or a UTC date (2026-04-10 = its last instant). Empty: no "
         "upper bound.",
     )
-    limit: int = Field(
-        default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description=f"Most events to return, 1..{MAX_LIMIT}."
-    )
+    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description=f"Most events to return, 1..{MAX_LIMIT}.")
     finding_family: BoundedStr(128) = Field(
         default="",
         description="Family (type) of the finding being investigated, e.g. unusual-timing: adds the operator rules "
@@ -93,7 +91,7 @@ class Input(BaseModel):
     finding_metadata: rulefold.FindingMetadata = Field(
         default_factory=dict,
         description='Predicates you assert from the events, as a {"key": "value"} object of strings ("true", not '
-        "true), e.g. {\"maintenance_window\": \"true\"}; keys are normalized (maintenanceWindow = "
+        'true), e.g. {"maintenance_window": "true"}; keys are normalized (maintenanceWindow = '
         "maintenance_window). Used only with finding_family.",
     )
 

@@ -40,7 +40,7 @@ _ABSENT = object()
 class _Keyed:
     """`casefold.lookup` over one object with each key normalized once, for the 24 lookups a view makes."""
 
-    __slots__ = ("_obj", "_first")
+    __slots__ = ("_first", "_obj")
 
     def __init__(self, obj: Mapping[str, Any]) -> None:
         self._obj = obj
@@ -81,7 +81,12 @@ def event_view(record: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(payload, dict):
         return {**view, "target": "", "action": "", "metadata": {}}
     keyed = _Keyed(payload)
-    return {**view, "target": _text(keyed.get("target")), "action": _text(keyed.get("action")), "metadata": _metadata(keyed)}
+    return {
+        **view,
+        "target": _text(keyed.get("target")),
+        "action": _text(keyed.get("action")),
+        "metadata": _metadata(keyed),
+    }
 
 
 def sanitize_leaves(value: Any) -> Any:
