@@ -27,6 +27,8 @@ NOTE_WINDOW_DROPPED = (
 )
 NOTE_EMPTY = "no events matched the filter"
 
+Effective = Literal["none", "applied", "dropped"]
+
 
 def check_since(value: str) -> str:
     """Refuse a non-empty `since` that is not a bound (§1.3); the value is kept as given."""
@@ -117,7 +119,7 @@ class FilterApplied(BaseModel):
     type: str = Field(description="The type input as given.")
     since: str = Field(description="The lower bound as an RFC3339 UTC instant, or empty.")
     until: str = Field(description="The upper bound as an RFC3339 UTC instant, or empty.")
-    effective: Literal["none", "applied", "dropped"] = Field(
+    effective: Effective = Field(
         description="none: no window given; applied: the window filtered; dropped: it excluded every event that "
         "matched the other filters, so it was ignored."
     )
@@ -176,8 +178,9 @@ def answer(args: Input, view: StoreView, ctx: Context) -> Output:
     since = parse_bound(args.since, "since") if args.since else None
     until = parse_bound(args.until, "until") if args.until else None
 
+    effective: Effective = "none"
     if since is None and until is None:
-        effective, page = "none", view.select("events", base, args.limit)
+        page = view.select("events", base, args.limit)
     else:
         effective = "applied"
         page = view.select("events", dataclasses.replace(base, since=since, until=until), args.limit)
