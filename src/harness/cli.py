@@ -7,15 +7,15 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from harness import __version__
 from harness.cliargs import Flag, convert, flags_for, read_json_argument
 from harness.config import ConfigError, Overrides, Settings, load_settings
-from harness.dispatch import ArgumentError, CallContext, NullRecorder, Outcome, Recorder, dispatch, error_outcome
-from harness.errors import HarnessError, InvalidInput
+from harness.dispatch import ArgumentError, CallContext, Outcome, Recorder, dispatch, error_outcome
+from harness.errors import HarnessError, InvalidInput, LedgerUnavailableError
 from harness.logs import setup_logging
 from harness.surface import OPERATIONS, Registry
 from harness.text import canonjson
@@ -33,6 +33,8 @@ class App:
     registry: Registry
     _context: Any = field(default=None, repr=False)
     _recorder: Recorder | None = field(default=None, repr=False)
+    # Set when opening the ledger created its SQLite file (`harness init` lists it).
+    ledger_created: Path | None = field(default=None, repr=False)
 
     def settings(self) -> Settings:
         return self.context().settings
@@ -55,10 +57,39 @@ class App:
         return self._context
 
     def recorder(self) -> Recorder:
-        """The ledger recorder for this invocation."""
+        """The ledger recorder for this invocation; if the ledger cannot be opened, every call is refused with
+        ledger_unavailable (exit 3) before its handler runs."""
         if self._recorder is None:
-            self._recorder = NullRecorder()
+            from harness.ledger.recorder import UnavailableRecorder
+
+            try:
+                self._recorder = self.open_recorder()
+            except LedgerUnavailableError as exc:
+                self._recorder = UnavailableRecorder(exc.message)
         return self._recorder
+
+    def open_recorder(self) -> Recorder:
+        """Open the configured ledger for writing (creating and migrating a SQLite file); raises
+        LedgerUnavailableError when it is unavailable or at the wrong schema version."""
+        from harness.ledger.recorder import open_recorder
+        from harness.ledger.settings import is_postgres_target
+
+        context = self.context()
+        settings = context.settings
+        target = settings.ledger_target
+        is_new_file = not is_postgres_target(target) and not Path(target).exists()
+        recorder = open_recorder(
+            target,
+            workspace=settings.workspace,
+            settings=settings.ledger,
+            redactor=context.redactor,
+            clock=context.clock,
+        )
+        click.get_current_context().call_on_close(recorder.close)
+        if is_new_file:
+            self.ledger_created = Path(target)
+        self._recorder = recorder
+        return recorder
 
     def call_context(self) -> CallContext:
         """Identifiers of this CLI call: conversation from the flag, the environment, or fresh."""
@@ -86,7 +117,7 @@ class App:
         sys.exit(outcome.exit_code)
 
 
-def _fail(operation: str, exc: HarnessError, pretty: bool = False) -> None:
+def _fail(operation: str, exc: HarnessError, pretty: bool = False) -> NoReturn:
     outcome = error_outcome(exc.code, exc.message, operation)
     click.echo(canonjson.pretty(outcome.document) if pretty else outcome.text)
     sys.exit(outcome.exit_code)
@@ -353,7 +384,7 @@ def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets:
                 raise Refused(f"refusing to bind {bind[0]}: a non-loopback address needs --allow-remote")
             if not context.settings.serve_token:
                 raise Refused("--allow-remote needs a bearer token in HARNESS_SERVE_TOKEN")
-        recorder = app.recorder()
+        recorder = app.open_recorder()
     except HarnessError as exc:
         _fail("serve", exc, app.pretty)
 
@@ -411,7 +442,7 @@ def init_command(app: App, empty: bool) -> None:
 
     def run() -> dict[str, Any]:
         context = app.context()
-        return init_workspace(context.settings, store(context), empty=empty)
+        return init_workspace(context.settings, store(context), empty=empty, ledger_created=app.ledger_created)
 
     _recorded_operator(app, "cli.init", {"empty": empty}, run)
 
@@ -464,3 +495,194 @@ def baseline_build_command(app: App) -> None:
     from harness.store import build_baseline
 
     _recorded_operator(app, "cli.baseline_build", {}, lambda: build_baseline(store(app.context())))
+
+
+class LedgerCommand(click.Command):
+    """A `harness ledger` subcommand: usage errors become the JSON error of operation `ledger.<name>`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            app = ctx.find_object(App)
+            _fail(f"ledger.{self.name}", InvalidInput(_usage_message(exc)), app.pretty if app else False)
+
+
+@main_group.group("ledger")
+def ledger_group() -> None:
+    """Read, verify, export and migrate the ledger (ledger.md §12). These commands are not recorded."""
+
+
+def ledger_command(name: str) -> Callable[[Callable[..., int]], Callable[..., None]]:
+    """Wrap a `harness ledger` body returning its exit status: harness errors and ledger failures become the
+    JSON error of operation `ledger.<name>` (ledger failures as ledger_unavailable, exit 3)."""
+
+    def wrap(body: Callable[..., int]) -> Callable[..., None]:
+        def run(*args: Any, **kwargs: Any) -> None:
+            from harness.ledger.errors import LedgerError
+
+            app: App = click.get_current_context().find_object(App)
+            try:
+                status = body(app, *args, **kwargs)
+            except HarnessError as exc:
+                _fail(f"ledger.{name}", exc, app.pretty)
+            except LedgerError as exc:
+                message = app.context().redactor.redact_line(str(exc), 1024)
+                _fail(f"ledger.{name}", LedgerUnavailableError(message), app.pretty)
+            sys.exit(status)
+
+        run.__name__ = body.__name__
+        run.__doc__ = body.__doc__
+        return run
+
+    return wrap
+
+
+def _print_document(app: App, document: dict[str, Any]) -> None:
+    click.echo(canonjson.pretty(document) if app.pretty else canonjson.dumps(document))
+
+
+def _ledger_store(app: App, *, create: bool = False) -> Any:
+    """The configured ledger; reading commands never create it (a missing SQLite file reads as empty)."""
+    from harness.ledger.store import open_store
+
+    context = app.context()
+    settings = context.settings
+    store = open_store(
+        settings.ledger_target,
+        redactor=context.redactor,
+        clock=context.clock,
+        settings=settings.ledger,
+        create=create,
+    )
+    click.get_current_context().call_on_close(store.close)
+    return store
+
+
+@ledger_group.command("list", cls=LedgerCommand)
+@click.option("--conversation", default=None, metavar="ID", help="Only this conversation.")
+@click.option("--tool", default=None, metavar="NAME", help="Only this tool name.")
+@click.option("--status", default=None, metavar="ok|error|in_flight", help="Only calls with this status.")
+@click.option("--since", default=None, metavar="TS", help="Calls started at or after TS (RFC 3339).")
+@click.option("--until", default=None, metavar="TS", help="Calls started before TS (RFC 3339).")
+@click.option("--in-flight-before", default=None, metavar="TS|DURATION",
+              help="In-flight calls started before TS, or longer ago than DURATION (such as 15m).")
+@click.option("--conversations", is_flag=True, default=False, help="List conversations instead of calls.")
+@click.option("--limit", type=int, default=100, show_default=True, help="At most this many entries (1..10000).")
+@ledger_command("list")
+def ledger_list_command(app: App, **options: Any) -> int:
+    """List calls (each start joined with its end), newest first, or the conversations."""
+    from harness.ledger import commands
+
+    store = _ledger_store(app)
+    _print_document(app, commands.list_calls(store, clock=app.context().clock, **options))
+    return 0
+
+
+@ledger_group.command("show", cls=LedgerCommand)
+@click.argument("conversation_id")
+@click.option("--call", default=None, metavar="TOOL_CALL_ID", help="Only the rows of this call.")
+@click.option("--after-chain-seq", type=int, default=0, show_default=True, help="Rows after this chain position.")
+@click.option("--limit", type=int, default=1000, show_default=True, help="At most this many rows (1..10000).")
+@ledger_command("show")
+def ledger_show_command(app: App, conversation_id: str, call: str | None, after_chain_seq: int, limit: int) -> int:
+    """Show a conversation's full rows in chain order."""
+    from harness.ledger import commands
+
+    store = _ledger_store(app)
+    _print_document(app, commands.show(store, conversation_id, call=call, after_chain_seq=after_chain_seq, limit=limit))
+    return 0
+
+
+@ledger_group.command("verify", cls=LedgerCommand)
+@click.option("--conversation", "conversations", multiple=True, metavar="ID", help="Only these conversations.")
+@click.option("--heads", "heads_file", type=click.Path(path_type=Path), default=None,
+              help="A heads document exported by `harness ledger head`.")
+@click.option("--sidecars", is_flag=True, default=False, help="Also check every result sidecar.")
+@ledger_command("verify")
+def ledger_verify_command(app: App, conversations: tuple[str, ...], heads_file: Path | None, sidecars: bool) -> int:
+    """Check every hash chain (and heads, sidecars); exit 4 when problems are found."""
+    from harness.ledger import commands
+
+    store = _ledger_store(app)
+    report = commands.verify_ledger(
+        store,
+        conversations=conversations,
+        heads_file=heads_file,
+        sidecars=sidecars,
+        workspace=app.settings().workspace,
+    )
+    _print_document(app, report)
+    return 0 if report["ok"] else commands.VERIFY_PROBLEMS_EXIT
+
+
+@ledger_group.command("head", cls=LedgerCommand)
+@click.option("--conversation", default=None, metavar="ID", help="Only this conversation.")
+@click.option("--output", type=click.Path(path_type=Path), default=None, help="Also write the document here (0600).")
+@ledger_command("head")
+def ledger_head_command(app: App, conversation: str | None, output: Path | None) -> int:
+    """Export the conversation heads (anchor the digest outside the ledger)."""
+    from harness.ledger import commands
+
+    store = _ledger_store(app)
+    _print_document(app, commands.head(store, clock=app.context().clock, conversation=conversation, output=output))
+    return 0
+
+
+@ledger_group.command("export", cls=LedgerCommand)
+@click.option("--conversation", "conversations", multiple=True, metavar="ID", help="Only these conversations.")
+@click.option("--since", default=None, metavar="TS", help="Rows at or after TS (RFC 3339).")
+@click.option("--until", default=None, metavar="TS", help="Rows before TS (RFC 3339).")
+@click.option("--output", type=click.Path(path_type=Path), default=None,
+              help="Write the JSON Lines here (0600) and print a summary instead.")
+@ledger_command("export")
+def ledger_export_command(
+    app: App, conversations: tuple[str, ...], since: str | None, until: str | None, output: Path | None
+) -> int:
+    """Export full rows as JSON Lines, by conversation and chain position, from one snapshot."""
+    from harness.ledger import commands
+
+    store = _ledger_store(app)
+    if output is not None:
+        _print_document(
+            app, commands.export_to_file(store, output, conversations=conversations, since=since, until=until)
+        )
+        return 0
+    for line in commands.export_lines(store, conversations=conversations, since=since, until=until):
+        click.echo(line, nl=False)
+    return 0
+
+
+@ledger_group.command("migrate", cls=LedgerCommand)
+@click.option("--admin-dsn", default=None, metavar="DSN",
+              help="PostgreSQL: a superuser or CREATEROLE login that creates the roles and the schema.")
+@click.option("--owner-role", default=None, metavar="NAME", help="PostgreSQL owner role (harness_ledger_owner).")
+@click.option("--app-role", default=None, metavar="NAME", help="PostgreSQL app role (harness_ledger_app).")
+@click.option("--grant-app-to", multiple=True, metavar="LOGIN", help="Make this login a member of the app role.")
+@click.option("--dry-run", is_flag=True, default=False, help="Report what would be applied without applying it.")
+@ledger_command("migrate")
+def ledger_migrate_command(
+    app: App,
+    admin_dsn: str | None,
+    owner_role: str | None,
+    app_role: str | None,
+    grant_app_to: tuple[str, ...],
+    dry_run: bool,
+) -> int:
+    """Create or upgrade the ledger schema (the only command that creates a ledger)."""
+    from harness.ledger import commands
+
+    context = app.context()
+    roles = {k: v for k, v in (("owner_role", owner_role), ("app_role", app_role)) if v is not None}
+    report = commands.migrate(
+        context.settings.ledger_target,
+        clock=context.clock,
+        settings=context.settings.ledger,
+        redactor=context.redactor,
+        admin_dsn=admin_dsn,
+        grant_app_to=grant_app_to,
+        dry_run=dry_run,
+        **roles,
+    )
+    _print_document(app, report)
+    return 0

@@ -206,7 +206,11 @@ def _recorded(
     try:
         recorder.begin(record)
     except LedgerUnavailableError as exc:
-        log.error("ledger unavailable, call %s refused: %s", name, exc.message)
+        call = record.call
+        log.error(
+            "ledger unavailable, call %s refused (conversation %s, request %s, tool call %s): %s",
+            name, call.conversation_id, call.request_id, call.tool_call_id, exc.message,
+        )
         return error_outcome(exc.code, exc.message, name)
 
     started = time.perf_counter_ns()

@@ -44,8 +44,13 @@ def load_samples(store: Store) -> None:
             ingest_files(store, stream, [str(path)], stderr=io.StringIO())
 
 
-def init_workspace(settings: Settings, store: Store, *, empty: bool) -> dict[str, Any]:
-    """Create what is missing; load sample data into a store this call created (unless `empty`)."""
+def init_workspace(
+    settings: Settings, store: Store, *, empty: bool, ledger_created: Path | None = None
+) -> dict[str, Any]:
+    """Create what is missing; load sample data into a store this call created (unless `empty`).
+
+    `ledger_created` is the SQLite ledger file the caller created before recording this call, if any.
+    """
     workspace = settings.workspace
     created: list[str] = []
     if not workspace.exists():
@@ -56,6 +61,8 @@ def init_workspace(settings: Settings, store: Store, *, empty: bool) -> dict[str
     if new_store:
         store.git(create=True)
         created.append(_relative(settings.store_path, workspace))
+    if ledger_created is not None:
+        created.append(_relative(ledger_created, workspace))
     sample_data = new_store and not empty
     if sample_data:
         load_samples(store)

@@ -10,7 +10,6 @@ from typing import Protocol
 
 from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable, LedgerValueError
 from harness.ledger.model import LedgerEvent, LedgerRedactor, LedgerRow
-from harness.ledger.postgres import open_postgres_store
 from harness.ledger.records import (
     Call,
     CallFilter,
@@ -133,6 +132,9 @@ def open_store(
     """
     version = redact.RULESET_VERSION
     if isinstance(target, str) and is_postgres_target(target):
+        # Imported here: psycopg costs ~0.1 s of start-up that a SQLite CLI call never needs.
+        from harness.ledger.postgres import open_postgres_store
+
         return open_postgres_store(
             target, redactor=redactor, clock=clock, settings=settings, redaction_version=version, readonly=not create
         )

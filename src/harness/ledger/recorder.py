@@ -1,0 +1,349 @@
+"""Dispatcher recording (ledger.md §11): the start and end rows of every call, and result sidecars.
+
+The dispatcher's types (CallRecord, Outcome) are read through the structural views below, so the ledger
+package never imports the layers above it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import errno
+import hashlib
+import logging
+import os
+import re
+import secrets
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness import __version__
+from harness.errors import LedgerUnavailableError
+from harness.ledger import ids
+from harness.ledger.errors import LedgerError
+from harness.ledger.model import PREVIEW_CAP, LedgerEvent
+from harness.ledger.records import Clock
+from harness.ledger.settings import LedgerSettings
+from harness.ledger.store import Store, open_store
+from harness.text.redact import Redactor
+
+log = logging.getLogger("harness.ledger")
+
+INVALID_NAME = "_invalid_name"
+CLIENT_FIELD_CAP = 64
+REQUESTED_NAME_CAP = 256
+MESSAGE_CAP = 1024
+END_RETRY_DELAY_S = 0.05
+SIDECAR_DIR = "sidecars"
+_REQUESTED_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+class CallView(Protocol):
+    """What the recorder reads of the dispatcher's CallContext."""
+
+    @property
+    def surface(self) -> str: ...
+    @property
+    def conversation_id(self) -> str: ...
+    @property
+    def conversation_source(self) -> str: ...
+    @property
+    def request_id(self) -> str: ...
+    @property
+    def tool_call_id(self) -> str: ...
+    @property
+    def transport(self) -> str: ...
+    @property
+    def client_name(self) -> str: ...
+    @property
+    def client_version(self) -> str: ...
+    @property
+    def client_tool_call_id(self) -> str: ...
+
+
+class RecordView(Protocol):
+    """What the recorder reads of the dispatcher's CallRecord."""
+
+    @property
+    def call(self) -> CallView: ...
+    @property
+    def operation(self) -> str: ...
+    @property
+    def known(self) -> bool: ...
+    @property
+    def arguments(self) -> str: ...
+    @property
+    def started_at(self) -> datetime.datetime: ...
+
+
+class OutcomeView(Protocol):
+    """What the recorder reads of the dispatcher's Outcome."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def document(self) -> Mapping[str, Any]: ...
+    @property
+    def error_code(self) -> str: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class CallIdentity:
+    """The stored identifiers of one call (§3) and its start-row meta (§11.2)."""
+
+    conversation_id: str
+    request_id: str
+    tool_call_id: str
+    tool_name: str
+    meta: dict[str, Any]
+
+
+def identify(record: RecordView, redactor: Redactor) -> CallIdentity:
+    """Normalize the ids and the tool name of a call and build its start-row meta (pure)."""
+    call = record.call
+    conversation_id, hashed = ids.normalize_id_info(call.conversation_id, redactor.redact)
+    source = call.conversation_source
+    meta: dict[str, Any] = {
+        "surface": call.surface,
+        "harness_version": __version__,
+        # A transport session id is stored only as its digest (§3), so it counts as hashed too.
+        "conversation_source": source + "+hashed" if hashed or source == "session" else source,
+    }
+    if call.surface == "mcp":
+        meta["transport"] = call.transport
+    if call.client_name or call.client_version:
+        meta["client"] = {
+            "name": redactor.redact_for_ledger(call.client_name, CLIENT_FIELD_CAP),
+            "version": redactor.redact_for_ledger(call.client_version, CLIENT_FIELD_CAP),
+        }
+    if call.client_tool_call_id:
+        meta["client_tool_call_id"] = ids.normalize_id(call.client_tool_call_id, redactor.redact)
+    tool_name = record.operation
+    if not record.known and not (
+        _REQUESTED_NAME.fullmatch(tool_name) is not None and redactor.redact(tool_name) == tool_name
+    ):
+        meta["requested_name"] = redactor.redact_for_ledger(tool_name, REQUESTED_NAME_CAP)
+        tool_name = INVALID_NAME
+    return CallIdentity(
+        conversation_id=conversation_id,
+        request_id=ids.normalize_id(call.request_id, redactor.redact),
+        tool_call_id=ids.normalize_id(call.tool_call_id, redactor.redact),
+        tool_name=tool_name,
+        meta=meta,
+    )
+
+
+def sidecar_relpath(conversation_id: str, row_id: uuid.UUID) -> str:
+    """The workspace-relative sidecar path of an end row: no caller-supplied string reaches it (§11.3)."""
+    digest = hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:32]
+    return f"{SIDECAR_DIR}/c-{digest}/{row_id}.result"
+
+
+def write_sidecar(workspace: Path, relpath: str, content: bytes) -> None:
+    """Write a sidecar: directories 0700, a 0600 O_EXCL temporary file in the same directory, fsync, rename."""
+    target = workspace.joinpath(*relpath.split("/"))
+    for directory in (workspace / SIDECAR_DIR, target.parent):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+    temp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def _errno_name(exc: OSError) -> str:
+    return errno.errorcode.get(exc.errno or 0, "EIO")
+
+
+class LedgerRecorder:
+    """The dispatcher's Recorder over an open Store: start row before the handler, end row after."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        workspace: Path,
+        settings: LedgerSettings,
+        redactor: Redactor,
+        clock: Clock,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.store = store
+        self._workspace = workspace
+        self._settings = settings
+        self._redactor = redactor
+        self._clock = clock
+        self._sleep = sleep
+
+    def begin(self, record: RecordView) -> None:
+        """Write the start row durably; raise LedgerUnavailableError when it cannot be written."""
+        ident = identify(record, self._redactor)
+        start = self._start_event(ident, record)
+        try:
+            reservation = self.store.reserve(start)
+        except LedgerError as exc:
+            raise LedgerUnavailableError(self._message(exc)) from exc
+        if not reservation.owned:
+            raise LedgerUnavailableError("the ledger already holds this call key: duplicate call key")
+
+    def finish(self, record: RecordView, outcome: OutcomeView, duration_ms: int, exit_code: int | None) -> None:
+        """Write the end row, retrying once after 50 ms; a failure leaves the call in flight and is logged."""
+        try:
+            ident = identify(record, self._redactor)
+            end = self._end_event(ident, record, outcome, self._clock(), duration_ms, exit_code)
+        except Exception:  # noqa: BLE001 - the response stands whatever happens here
+            log.exception("ledger: cannot build the end row of %s", _ids_text(record))
+            return
+        for attempt in (1, 2):
+            try:
+                self.store.insert(end)
+                return
+            except Exception as exc:  # noqa: BLE001 - the response stands whatever happens here
+                if attempt == 2:
+                    problem = self._message(exc)
+                    log.error("ledger: end row not written, call left in flight (%s): %s", _ids_text(record), problem)
+                    return
+            self._sleep(END_RETRY_DELAY_S)
+
+    def refuse(self, record: RecordView, outcome: OutcomeView, exit_code: int | None) -> None:
+        """Write start and end of a call refused before its handler in one transaction; failures are logged."""
+        try:
+            ident = identify(record, self._redactor)
+            start = self._start_event(ident, record)
+            end = self._end_event(ident, record, outcome, record.started_at, 0, exit_code)
+            self.store.insert_many([start, end])
+        except LedgerError as exc:
+            log.error("ledger: refused call not recorded (%s): %s", _ids_text(record), self._message(exc))
+        except Exception:  # noqa: BLE001 - the original error is returned whatever happens here
+            log.exception("ledger: refused call not recorded (%s)", _ids_text(record))
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    def _message(self, exc: Exception) -> str:
+        return self._redactor.redact_line(str(exc), MESSAGE_CAP)
+
+    def _start_event(self, ident: CallIdentity, record: RecordView) -> LedgerEvent:
+        return LedgerEvent(
+            conversation_id=ident.conversation_id,
+            request_id=ident.request_id,
+            tool_call_id=ident.tool_call_id,
+            tool_name=ident.tool_name,
+            event="start",
+            started_at=record.started_at,
+            arguments=record.arguments,
+            meta=ident.meta,
+        )
+
+    def _end_event(
+        self,
+        ident: CallIdentity,
+        record: RecordView,
+        outcome: OutcomeView,
+        ended_at: datetime.datetime,
+        duration_ms: int,
+        exit_code: int | None,
+    ) -> LedgerEvent:
+        row_id = ids.uuid7()
+        response = outcome.text
+        size = len(response.encode("utf-8", "surrogatepass"))
+        sidecar_path, meta = None, {}
+        if size > PREVIEW_CAP and self._settings.sidecars:
+            sidecar_path, meta = self._sidecar(ident.conversation_id, row_id, response)
+        error = None
+        if outcome.error_code:
+            error = f"{outcome.error_code}: {outcome.document['error']['message']}"
+        return LedgerEvent(
+            conversation_id=ident.conversation_id,
+            request_id=ident.request_id,
+            tool_call_id=ident.tool_call_id,
+            tool_name=ident.tool_name,
+            event="end",
+            id=row_id,
+            started_at=record.started_at,
+            ended_at=ended_at,
+            duration_ms=max(0, duration_ms),
+            status="error" if outcome.error_code else "ok",
+            error=error,
+            result_preview=response,
+            result_bytes=size,
+            result_sidecar_path=sidecar_path,
+            exit_code=exit_code,
+            meta=meta,
+        )
+
+    def _sidecar(self, conversation_id: str, row_id: uuid.UUID, response: str) -> tuple[str | None, dict[str, Any]]:
+        processed = self._redactor.process(response, self._settings.sidecar_max_bytes)
+        content = processed.text.encode("utf-8")
+        relpath = sidecar_relpath(conversation_id, row_id)
+        try:
+            write_sidecar(self._workspace, relpath, content)
+        except OSError as exc:
+            return None, {"sidecar_error": f"write_failed:{_errno_name(exc)}"}
+        return relpath, {
+            "sidecar_bytes": len(content),
+            "sidecar_sha256": hashlib.sha256(content).hexdigest(),
+            "sidecar_capped": processed.capped,
+        }
+
+
+class UnavailableRecorder:
+    """Stands in when the ledger cannot be opened: every call is refused with ledger_unavailable before its
+    handler, and calls refused earlier still get their original error (§11.1)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def begin(self, record: RecordView) -> None:
+        """Refuse the call."""
+        raise LedgerUnavailableError(self.message)
+
+    def finish(self, record: RecordView, outcome: OutcomeView, duration_ms: int, exit_code: int | None) -> None:
+        """Never reached: begin refused the call."""
+
+    def refuse(self, record: RecordView, outcome: OutcomeView, exit_code: int | None) -> None:
+        """Log that the refused call could not be recorded."""
+        log.error("ledger: refused call not recorded (%s): %s", _ids_text(record), self.message)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def _ids_text(record: RecordView) -> str:
+    call = record.call
+    return (
+        f"operation {record.operation}, conversation {call.conversation_id}, request {call.request_id},"
+        f" tool call {call.tool_call_id}"
+    )
+
+
+def open_recorder(
+    target: str,
+    *,
+    workspace: Path,
+    settings: LedgerSettings,
+    redactor: Redactor,
+    clock: Clock,
+) -> LedgerRecorder:
+    """Open the ledger for writing (a SQLite file is created and migrated) and a recorder over it.
+
+    Raises LedgerUnavailableError when the ledger cannot be opened or its schema is not the one this harness needs.
+    """
+    try:
+        store = open_store(target, redactor=redactor, clock=clock, settings=settings, create=True)
+    except LedgerError as exc:
+        raise LedgerUnavailableError(redactor.redact_line(str(exc), MESSAGE_CAP)) from exc
+    return LedgerRecorder(store, workspace=workspace, settings=settings, redactor=redactor, clock=clock)
