@@ -164,3 +164,23 @@ def test_stored_lines_must_be_canonical_valid_records() -> None:
         decode_line(EVENTS, line.replace(b'"org":""', b'"org":"","zz":1'))
     with pytest.raises(RecordError, match='field "id": is required'):
         decode_line(FINDINGS, b'{"x":1}')
+
+
+
+def _nested(levels: int) -> Any:
+    value: Any = "leaf"
+    for level in range(levels):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+def test_payload_and_evidence_nesting_is_capped_at_ingestion() -> None:
+    from harness.store.models import MAX_DEPTH
+
+    ok = {"id": "e1", "timestamp": "2026-04-10T00:00:00Z", "payload": _nested(MAX_DEPTH)}
+    assert decode_event(ok)["payload"] == _nested(MAX_DEPTH)
+    deep = {"id": "e1", "timestamp": "2026-04-10T00:00:00Z", "payload": _nested(MAX_DEPTH + 1)}
+    with pytest.raises(RecordError, match=f"nesting is deeper than {MAX_DEPTH} levels"):
+        decode_event(deep)
+    with pytest.raises(RecordError, match="evidence.*nesting is deeper"):
+        decode_finding({"id": "f1", "evidence": {"a": _nested(MAX_DEPTH)}})

@@ -15,6 +15,9 @@ MAX_KEY_BYTES = 1024
 MAX_REASON_BYTES = 65_536
 MAX_EVIDENCE_BYTES = 8192
 MAX_EVENT_IDS = 1000
+# Not in the spec: the output side (pydantic serialization) cannot render trees much deeper than ~250,
+# so ingestion refuses what the operations could not return (README, "Limits").
+MAX_DEPTH = 64
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
 
@@ -145,10 +148,15 @@ def _with_extras(name: str, rec: dict[str, Any], core: tuple[str, ...]) -> Any:
 
 
 def check_json_tree(name: str, value: Any) -> None:
-    """Every object key clean and at most 1,024 bytes; only JSON values (finite numbers, int64 integers)."""
-    stack = [value]
+    """Every object key clean and at most 1,024 bytes; only JSON values (finite numbers, int64 integers);
+    nesting at most MAX_DEPTH levels."""
+    stack = [(value, 0)]
     while stack:
-        node = stack.pop()
+        node, level = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            level += 1
+            if level > MAX_DEPTH:
+                raise field_error(name, f"nesting is deeper than {MAX_DEPTH} levels")
         if isinstance(node, dict):
             for key, child in node.items():
                 if not isinstance(key, str):
@@ -157,9 +165,9 @@ def check_json_tree(name: str, value: Any) -> None:
                     raise field_error(name, f"object key {echo(key)} {problem}")
                 if utf8_size(key) > MAX_KEY_BYTES:
                     raise field_error(name, f"object key {echo(key)} is longer than {MAX_KEY_BYTES} bytes")
-                stack.append(child)
+                stack.append((child, level))
         elif isinstance(node, list | tuple):
-            stack.extend(node)
+            stack.extend((child, level) for child in node)
         elif isinstance(node, bool) or node is None or isinstance(node, str):
             continue
         elif isinstance(node, int):
