@@ -112,6 +112,18 @@ def error_outcome(code: str, message: str, operation: str) -> Outcome:
     return Outcome(text=serialize(document), document=document, error_code=code)
 
 
+# Deeper argument trees are refused before anything walks them recursively (JSON encoding,
+# pydantic validation); no operation input legitimately nests this deep.
+MAX_ARGUMENT_DEPTH = 64
+
+
+def _screen(raw: Mapping[str, Any] | ArgumentError) -> Mapping[str, Any] | ArgumentError:
+    if isinstance(raw, ArgumentError) or canonjson.depth(dict(raw)) <= MAX_ARGUMENT_DEPTH:
+        return raw
+    message = f"arguments: nesting is deeper than {MAX_ARGUMENT_DEPTH} levels"
+    return ArgumentError(raw=f"<{message}>", error=InvalidInput(message))
+
+
 def _arguments_text(raw: Mapping[str, Any] | ArgumentError) -> str:
     if isinstance(raw, ArgumentError):
         return raw.raw
@@ -142,6 +154,7 @@ def dispatch(
     """
     recorder = recorder or NullRecorder()
     now = clock or (lambda: datetime.now(timezone.utc))
+    raw = _screen(raw)
     op = registry.get(name)
     record = CallRecord(
         call=call,
