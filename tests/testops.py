@@ -3,6 +3,7 @@ surface tests produce every error code and every flag kind before real operation
 
 from __future__ import annotations
 
+import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -72,6 +73,7 @@ class BigInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     size: int = Field(4096, ge=0, le=4_000_000, description="Bytes of payload.")
+    text: BoundedStr(8192) = Field("", description="Text echoed before the padding.")
 
 
 class BigOutput(BaseModel):
@@ -79,7 +81,18 @@ class BigOutput(BaseModel):
 
 
 def big(args: BigInput, ctx: Any) -> BigOutput:
-    return BigOutput(payload="x" * args.size)
+    return BigOutput(payload=args.text + "x" * args.size)
+
+
+class CrashInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    status: int = Field(70, ge=1, le=125, description="Exit status of the process.")
+
+
+def crash(args: CrashInput, ctx: Any) -> FailOutput:
+    # Ends the process inside the handler: the start row is on record, the end never comes.
+    os._exit(args.status)
 
 
 def operations() -> list[Operation]:
@@ -93,4 +106,11 @@ def operations() -> list[Operation]:
     ]
 
 
+def crash_operation() -> Operation:
+    """A handler that kills its process (ledger tests run it in a subprocess); never in REGISTRY."""
+    return Operation("test_crash", "Crash (test)", "investigate",
+                     implementation=Implementation(CrashInput, FailOutput, "Exit the process (test only).", crash))
+
+
 REGISTRY = Registry(operations())
+CRASH_REGISTRY = Registry([*operations(), crash_operation()])
