@@ -171,3 +171,28 @@ def make_pg_ledger(server: PgServer, prefix: str = "harness_wire") -> PgLedgerDb
         grant_app_to=[login],
     )
     return PgLedgerDb(dbname, server.dsn_for(dbname, login), server.dsn_for(dbname), owner, app, login)
+
+
+def dispatch_worker(workspace: str, ledger: str, worker: int, calls: int) -> list[str]:
+    """One spawned process of the dispatcher concurrency test: `calls` dispatches (ok, error and invalid_input
+    mixed) into 3 shared conversations and 1 private one; returns each call's error code ("" for success)."""
+    from testops import REGISTRY
+
+    from harness.dispatch import CallContext, dispatch
+    from harness.ledger.ids import uuid7
+
+    ctx = context_for(Path(workspace), ledger=ledger)
+    recorder = recorder_for(ctx)
+    kinds = [("test_echo", {"required_name": "n"}), ("test_fail", {"code": "not_found"}), ("test_echo", {})]
+    codes = []
+    try:
+        for n in range(calls):
+            conversation = f"shared-{n % 3}" if n % 4 else f"private-{worker}"
+            call = CallContext(surface="cli", conversation_id=conversation, conversation_source="flag",
+                               request_id=str(uuid7()), tool_call_id=str(uuid7()))
+            name, arguments = kinds[n % 3]
+            outcome = dispatch(REGISTRY, name, arguments, call, ctx, recorder=recorder, clock=ctx.clock)
+            codes.append(outcome.error_code)
+    finally:
+        recorder.close()
+    return codes
