@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness import errors
 from harness.fields import BoundedStr
-from harness.surface import Implementation, Operation, Registry
+from harness.surface import OPERATIONS, Implementation, Operation, Registry
 
 
 class EchoInput(BaseModel):
@@ -114,3 +114,5 @@ def crash_operation() -> Operation:
 
 REGISTRY = Registry(operations())
 CRASH_REGISTRY = Registry([*operations(), crash_operation()])
+# The package's operations and the test ones behind one front door (the no-secret-at-rest test needs both).
+FULL_REGISTRY = Registry([*OPERATIONS, *operations()])
