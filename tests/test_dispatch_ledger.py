@@ -660,3 +660,17 @@ def test_a_crash_in_the_handler_leaves_an_in_flight_start(tmp_path: Path) -> Non
         store.close()
     listed = cli(tmp_path, "ledger", "list", "--in-flight-before", "2999-01-01T00:00:00Z").json()
     assert [(c["tool_name"], c["status"], c["ended_at"]) for c in listed["calls"]] == [("test_crash", "in_flight", None)]
+
+
+# -- the overhead bench runs ----------------------------------------------------------------------------------------------
+
+
+def test_the_dispatch_overhead_bench_prints_one_report() -> None:
+    bench = TESTS_DIR.parent / "bench" / "dispatch_overhead.py"
+    done = subprocess.run([sys.executable, str(bench), "--quick", "--calls", "20"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["bench"] == "dispatch_overhead" and set(report["machine"]) >= {"cpus", "python"}
+    assert [r["name"] for r in report["results"]] == ["dispatch.ledger_overhead_p50", "dispatch.ledger_p99"]
+    assert all(r["baseline"] > 0 and r["ratio"] > 0 for r in report["results"])
