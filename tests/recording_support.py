@@ -117,16 +117,21 @@ def check_pair(rows: list[LedgerRow], expected: Expected, redactor: Redactor) ->
     assert start.arguments == redactor.redact_for_ledger(expected.arguments, ARGUMENTS_CAP)
     assert start.args_bytes == len(expected.arguments.encode("utf-8"))
     assert start.ts == start.started_at and start.ended_at is None and start.status is None
-    meta = {"surface": expected.surface, "harness_version": __version__,
-            "conversation_source": expected.conversation_source, **expected.meta}
+    meta = {
+        "surface": expected.surface,
+        "harness_version": __version__,
+        "conversation_source": expected.conversation_source,
+        **expected.meta,
+    }
     assert start.meta_object == meta
 
     size = len(expected.text.encode("utf-8"))
     document = json.loads(expected.text)
     error = document.get("error") if isinstance(document.get("error"), dict) and len(document) == 1 else None
     assert end.status == ("error" if error else "ok")
-    assert end.error == (None if error is None else redactor.redact_for_ledger(
-        f"{error['code']}: {error['message']}", 2048))
+    assert end.error == (
+        None if error is None else redactor.redact_for_ledger(f"{error['code']}: {error['message']}", 2048)
+    )
     assert end.result_preview == redactor.redact_for_ledger(expected.text, PREVIEW_CAP)
     assert end.preview_bytes == end.result_bytes == size
     assert end.result_truncated == (size > PREVIEW_CAP)
@@ -188,8 +193,13 @@ def dispatch_worker(workspace: str, ledger: str, worker: int, calls: int) -> lis
     try:
         for n in range(calls):
             conversation = f"shared-{n % 3}" if n % 4 else f"private-{worker}"
-            call = CallContext(surface="cli", conversation_id=conversation, conversation_source="flag",
-                               request_id=str(uuid7()), tool_call_id=str(uuid7()))
+            call = CallContext(
+                surface="cli",
+                conversation_id=conversation,
+                conversation_source="flag",
+                request_id=str(uuid7()),
+                tool_call_id=str(uuid7()),
+            )
             name, arguments = kinds[n % 3]
             outcome = dispatch(REGISTRY, name, arguments, call, ctx, recorder=recorder, clock=ctx.clock)
             codes.append(outcome.error_code)

@@ -94,8 +94,12 @@ class Spy:
         self.held.clear()
 
     def registry(self) -> Registry:
-        spy_op = Operation("test_spy", "Spy (test)", "investigate",
-                           implementation=Implementation(SpyInput, SpyOutput, "Count calls (test only).", self.handle))
+        spy_op = Operation(
+            "test_spy",
+            "Spy (test)",
+            "investigate",
+            implementation=Implementation(SpyInput, SpyOutput, "Count calls (test only).", self.handle),
+        )
         return Registry([*operations(), spy_op])
 
 
@@ -126,7 +130,7 @@ def text_of(result: CliResult) -> str:
     return result.stdout[:-1]
 
 
-# -- every operation of the package registry, through both front doors ------------------------------------------
+# -- every operation of the package registry, through both front doors
 
 
 def package_workspace(tmp_path: Path) -> tuple[Path, list[tuple[str, dict[str, Any]]]]:
@@ -168,15 +172,16 @@ async def test_every_package_operation_over_mcp_writes_one_pair_per_call(tmp_pat
             for n, (name, arguments) in enumerate(calls):
                 conversation = f"mcp-corpus-{n}"
                 result = await client.call_tool(name, arguments, meta={"harness/conversation_id": conversation})
-                expected = Expected(name, canonjson.dumps(arguments), result.content[0].text, "mcp", None, "meta",
-                                    meta=meta)
+                expected = Expected(
+                    name, canonjson.dumps(arguments), result.content[0].text, "mcp", None, "meta", meta=meta
+                )
                 check_pair(conversation_rows(ledger_path(workspace), conversation), expected, ctx.redactor)
     finally:
         recorder.close()
     assert {name for name, _ in calls} == set(OPERATIONS.names())
 
 
-# -- every outcome, through both front doors (test registry) ------------------------------------------------------
+# -- every outcome, through both front doors (test registry)
 
 OUTCOMES: list[tuple[str, dict[str, Any], str, bool]] = [
     ("test_echo", {"required_name": "n", "text": "hi", "tags": ["a"]}, "", False),
@@ -223,8 +228,16 @@ async def test_each_outcome_over_mcp(tmp_path: Path) -> None:
                 result = await client.call_tool(name, arguments, meta={"harness/conversation_id": f"o-{n}"})
                 assert result.is_error == bool(code)
                 rows = conversation_rows(ledger_path(tmp_path), f"o-{n}")
-                expected = Expected(name, canonjson.dumps(arguments), result.content[0].text, "mcp", None, "meta",
-                                    refused=refused, meta=meta)
+                expected = Expected(
+                    name,
+                    canonjson.dumps(arguments),
+                    result.content[0].text,
+                    "mcp",
+                    None,
+                    "meta",
+                    refused=refused,
+                    meta=meta,
+                )
                 start, end = check_pair(rows, expected, ctx.redactor)
                 # Timestamps come from the context's clock.
                 assert start.started_at in clock.readings and end.ended_at in clock.readings
@@ -237,8 +250,9 @@ def test_a_malformed_input_is_recorded_as_given(tmp_path: Path) -> None:
 
     result = cli(tmp_path, "--conversation", "raw", "test_echo", "--input", '{"required_name": ', registry=REGISTRY)
     assert result.exit_code == 2
-    expected = Expected("test_echo", shlex.join(["--input", '{"required_name": ']), text_of(result), "cli", 2,
-                        "flag", refused=True)
+    expected = Expected(
+        "test_echo", shlex.join(["--input", '{"required_name": ']), text_of(result), "cli", 2, "flag", refused=True
+    )
     check_pair(conversation_rows(ledger_path(tmp_path), "raw"), expected, context_for(tmp_path).redactor)
 
 
@@ -260,7 +274,7 @@ def test_unknown_operation_names(tmp_path: Path, requested: str, tool_name: str,
     assert end.error.startswith("unknown_operation: unknown operation")
 
 
-# -- identifiers and meta (ledger.md §3, §11.2) ---------------------------------------------------------------------
+# -- identifiers and meta (ledger.md §3, §11.2)
 
 
 def test_cli_conversation_sources_and_id_normalization(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -278,8 +292,10 @@ def test_cli_conversation_sources_and_id_normalization(tmp_path: Path, monkeypat
     flag = call("--conversation", "conv-1")
     assert (flag.conversation_id, flag.meta_object["conversation_source"]) == ("conv-1", "flag")
     spaced = call("--conversation", "my conversation")
-    assert (spaced.conversation_id, spaced.meta_object["conversation_source"]) == (hashed("my conversation"),
-                                                                                   "flag+hashed")
+    assert (spaced.conversation_id, spaced.meta_object["conversation_source"]) == (
+        hashed("my conversation"),
+        "flag+hashed",
+    )
     secret = call("--conversation", GITHUB_LIKE)
     assert (secret.conversation_id, secret.meta_object["conversation_source"]) == (hashed(GITHUB_LIKE), "flag+hashed")
     generated = [call(), call()]
@@ -312,8 +328,9 @@ async def test_mcp_conversation_sources_client_and_ids(tmp_path: Path) -> None:
             await client.call_tool("test_echo", args)
             await client.call_tool("test_echo", args)
             await client.call_tool("test_echo", args, meta={"harness/conversation_id": 42, "harness/tool_call_id": 7})
-            await client.call_tool("test_echo", args, meta={"harness/conversation_id": "a b",
-                                                            "harness/tool_call_id": "not an id"})
+            await client.call_tool(
+                "test_echo", args, meta={"harness/conversation_id": "a b", "harness/tool_call_id": "not an id"}
+            )
         async with Client(build_server(REGISTRY, ctx, recorder=recorder, transport="http")) as client:
             await client.call_tool("test_echo", args)
             await client.call_tool("test_echo", args)
@@ -347,8 +364,11 @@ async def test_mcp_conversation_sources_client_and_ids(tmp_path: Path) -> None:
 
 
 def _rpc(client: httpx2.Client, url: str, body: dict, session: str | None) -> httpx2.Response:
-    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
-               "mcp-protocol-version": "2025-11-25"}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2025-11-25",
+    }
     if session:
         headers["mcp-session-id"] = session
     return client.post(url, content=json.dumps(body), headers=headers)
@@ -364,14 +384,35 @@ def test_http_session_is_one_conversation_stored_as_its_digest(tmp_path: Path) -
     try:
         wait_for_port(port, proc)
         with httpx2.Client(timeout=20) as client:
-            init = _rpc(client, url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "raw-client", "version": "0.1"}}}, None)
+            init = _rpc(
+                client,
+                url,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw-client", "version": "0.1"},
+                    },
+                },
+                None,
+            )
             session = init.headers["mcp-session-id"]
             _rpc(client, url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
             for n in (2, 3):
-                _rpc(client, url, {"jsonrpc": "2.0", "id": n, "method": "tools/call",
-                                   "params": {"name": "test_echo", "arguments": {"required_name": "n"}}}, session)
+                _rpc(
+                    client,
+                    url,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": n,
+                        "method": "tools/call",
+                        "params": {"name": "test_echo", "arguments": {"required_name": "n"}},
+                    },
+                    session,
+                )
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -385,7 +426,7 @@ def test_http_session_is_one_conversation_stored_as_its_digest(tmp_path: Path) -
     assert session not in ledger_path(tmp_path).read_bytes().decode("latin-1")
 
 
-# -- operator commands share the recorder ---------------------------------------------------------------------------
+# -- operator commands share the recorder
 
 
 def test_operator_commands_are_recorded_and_init_creates_the_ledger_first(tmp_path: Path) -> None:
@@ -397,8 +438,20 @@ def test_operator_commands_are_recorded_and_init_creates_the_ledger_first(tmp_pa
     again = cli(workspace, "--conversation", "ops", "init")
     assert again.json()["created"] == []
     events = tmp_path / "events.jsonl"
-    events.write_text(json.dumps({"id": "e-1", "timestamp": "2026-04-01T10:00:00Z", "source": "github",
-                                  "type": "login", "actor": "alice", "org": "contoso", "payload": {}}) + "\n")
+    events.write_text(
+        json.dumps(
+            {
+                "id": "e-1",
+                "timestamp": "2026-04-01T10:00:00Z",
+                "source": "github",
+                "type": "login",
+                "actor": "alice",
+                "org": "contoso",
+                "payload": {},
+            }
+        )
+        + "\n"
+    )
     ingest = cli(workspace, "--conversation", "ops", "ingest", "events", str(events))
     build = cli(workspace, "--conversation", "ops", "baseline", "build")
     rows = conversation_rows(ledger_path(workspace), "ops")
@@ -415,7 +468,7 @@ def test_operator_commands_are_recorded_and_init_creates_the_ledger_first(tmp_pa
         check_pair(rows[2 * n : 2 * n + 2], expected, redactor)
 
 
-# -- ledger_unavailable: the call is refused before its handler, nothing is written -----------------------------------
+# -- ledger_unavailable: the call is refused before its handler, nothing is written
 
 
 def _row_count(workspace: Path) -> int:
@@ -429,8 +482,7 @@ def test_sqlite_write_lock_refuses_the_cli_call(tmp_path: Path, spy: Spy) -> Non
     holder = hold_write_lock(ledger_path(tmp_path))
     try:
         result = cli(tmp_path, "--conversation", "locked", "test_spy", registry=spy.registry())
-        refused = cli(tmp_path, "--conversation", "locked", "test_spy", "--hold-lock", "maybe",
-                      registry=spy.registry())
+        refused = cli(tmp_path, "--conversation", "locked", "test_spy", "--hold-lock", "maybe", registry=spy.registry())
     finally:
         holder.rollback()
         holder.close()
@@ -508,19 +560,27 @@ def test_a_deleted_conversation_is_never_reused(tmp_path: Path, spy: Spy) -> Non
     assert spy.calls == 1
 
 
-# -- the end row: one retry after 50 ms, then the call stays in flight ------------------------------------------------
+# -- the end row: one retry after 50 ms, then the call stays in flight
 
 
 def _dispatch_spy(workspace: Path, spy: Spy, sleep: Callable[[float], None]) -> tuple[Any, list[LedgerRow]]:
     ctx = context_for(workspace)
     opened = recorder_for(ctx)
-    recorder = LedgerRecorder(opened.store, workspace=workspace, settings=ctx.settings.ledger,
-                              redactor=ctx.redactor, clock=ctx.clock, sleep=sleep)
-    call = CallContext(surface="cli", conversation_id="end-fail", conversation_source="flag",
-                       request_id="r-1", tool_call_id="t-1")
+    recorder = LedgerRecorder(
+        opened.store,
+        workspace=workspace,
+        settings=ctx.settings.ledger,
+        redactor=ctx.redactor,
+        clock=ctx.clock,
+        sleep=sleep,
+    )
+    call = CallContext(
+        surface="cli", conversation_id="end-fail", conversation_source="flag", request_id="r-1", tool_call_id="t-1"
+    )
     try:
-        outcome = dispatch(spy.registry(), "test_spy", {"hold_lock": True}, call, ctx, recorder=recorder,
-                           clock=ctx.clock)
+        outcome = dispatch(
+            spy.registry(), "test_spy", {"hold_lock": True}, call, ctx, recorder=recorder, clock=ctx.clock
+        )
     finally:
         spy.release()
         recorder.close()
@@ -555,14 +615,15 @@ def test_an_end_row_that_cannot_be_written_leaves_the_call_in_flight(
     assert len(lines) == 1 and "conversation end-fail, request r-1, tool call t-1" in lines[0]
 
 
-# -- sidecars (ledger.md §11.3) -----------------------------------------------------------------------------------------
+# -- sidecars (ledger.md §11.3)
 
 
 def _big(workspace: Path, conversation: str, size: int, text: str = "") -> tuple[CliResult, LedgerRow]:
     from testops import REGISTRY
 
-    result = cli(workspace, "--conversation", conversation, "test_big", "--size", str(size), "--text", text,
-                 registry=REGISTRY)
+    result = cli(
+        workspace, "--conversation", conversation, "test_big", "--size", str(size), "--text", text, registry=REGISTRY
+    )
     assert result.exit_code == 0
     rows = conversation_rows(ledger_path(workspace), conversation)
     assert [r.event for r in rows] == ["start", "end"]
@@ -580,8 +641,11 @@ def test_a_result_over_the_preview_cap_gets_a_redacted_sidecar(tmp_path: Path) -
     content = path.read_bytes()
     assert content.decode() == context_for(tmp_path).redactor.redact_for_ledger(response, 1_048_576)
     assert GITHUB_LIKE.encode() not in content and b"[REDACTED:github_token]" in content
-    assert end.meta_object == {"sidecar_bytes": len(content), "sidecar_sha256": hashlib.sha256(content).hexdigest(),
-                               "sidecar_capped": False}
+    assert end.meta_object == {
+        "sidecar_bytes": len(content),
+        "sidecar_sha256": hashlib.sha256(content).hexdigest(),
+        "sidecar_capped": False,
+    }
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == stat.S_IMODE((tmp_path / "sidecars").stat().st_mode) == 0o700
     assert os.listdir(path.parent) == [path.name]  # no temporary file left behind
@@ -637,7 +701,7 @@ def test_a_read_only_sidecar_directory_sets_sidecar_error_and_the_call_succeeds(
     assert set(end.meta_object) == {"sidecar_error"}
 
 
-# -- a crash inside the handler ------------------------------------------------------------------------------------------
+# -- a crash inside the handler
 
 
 def test_a_crash_in_the_handler_leaves_an_in_flight_start(tmp_path: Path) -> None:
@@ -659,16 +723,19 @@ def test_a_crash_in_the_handler_leaves_an_in_flight_start(tmp_path: Path) -> Non
     finally:
         store.close()
     listed = cli(tmp_path, "ledger", "list", "--in-flight-before", "2999-01-01T00:00:00Z").json()
-    assert [(c["tool_name"], c["status"], c["ended_at"]) for c in listed["calls"]] == [("test_crash", "in_flight", None)]
+    assert [(c["tool_name"], c["status"], c["ended_at"]) for c in listed["calls"]] == [
+        ("test_crash", "in_flight", None)
+    ]
 
 
-# -- the overhead bench runs ----------------------------------------------------------------------------------------------
+# -- the overhead bench runs
 
 
 def test_the_dispatch_overhead_bench_prints_one_report() -> None:
     bench = TESTS_DIR.parent / "bench" / "dispatch_overhead.py"
-    done = subprocess.run([sys.executable, str(bench), "--quick", "--calls", "20"], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(bench), "--quick", "--calls", "20"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["bench"] == "dispatch_overhead" and set(report["machine"]) >= {"cpus", "python"}

@@ -30,10 +30,32 @@ from tests.e2e.procs import clean_env, harness_argv
 from tests.ledger.ledger_support import PgAdmin, SqliteAdmin
 
 ROW_KEYS = {
-    "id", "conversation_id", "request_id", "tool_call_id", "tool_name", "event", "seq", "ts", "started_at",
-    "ended_at", "duration_ms", "arguments", "args_bytes", "status", "error", "result_preview", "preview_bytes",
-    "result_bytes", "result_truncated", "result_sidecar_path", "exit_code", "meta", "redaction_version",
-    "chain_seq", "prev_hash", "row_hash",
+    "id",
+    "conversation_id",
+    "request_id",
+    "tool_call_id",
+    "tool_name",
+    "event",
+    "seq",
+    "ts",
+    "started_at",
+    "ended_at",
+    "duration_ms",
+    "arguments",
+    "args_bytes",
+    "status",
+    "error",
+    "result_preview",
+    "preview_bytes",
+    "result_bytes",
+    "result_truncated",
+    "result_sidecar_path",
+    "exit_code",
+    "meta",
+    "redaction_version",
+    "chain_seq",
+    "prev_hash",
+    "row_hash",
 }
 
 
@@ -103,7 +125,7 @@ def assert_error(result: CliResult, code: str, operation: str, exit_code: int) -
     return error
 
 
-# -- list and show ------------------------------------------------------------------------------------------------
+# -- list and show
 
 
 def test_list_calls_with_filters(ledger: Ledger) -> None:
@@ -112,9 +134,21 @@ def test_list_calls_with_filters(ledger: Ledger) -> None:
     calls = listed["calls"]
     assert (len(calls), listed["truncated"], listed["notes"]) == (4, False, "")
     assert [c["started_at"] for c in calls] == sorted((c["started_at"] for c in calls), reverse=True)
-    assert set(calls[0]) == {"conversation_id", "request_id", "tool_call_id", "tool_name", "seq", "started_at",
-                             "ended_at", "duration_ms", "status", "error", "exit_code", "result_bytes",
-                             "result_truncated"}
+    assert set(calls[0]) == {
+        "conversation_id",
+        "request_id",
+        "tool_call_id",
+        "tool_name",
+        "seq",
+        "started_at",
+        "ended_at",
+        "duration_ms",
+        "status",
+        "error",
+        "exit_code",
+        "result_bytes",
+        "result_truncated",
+    }
     assert [c["seq"] for c in ledger.run("ledger", "list", "--conversation", "a").json()["calls"]] == [3, 2, 1]
     (failed,) = ledger.run("ledger", "list", "--tool", "test_fail").json()["calls"]
     assert (failed["status"], failed["error"], failed["exit_code"]) == ("error", "not_found: it failed", 1)
@@ -130,8 +164,12 @@ def test_list_calls_with_filters(ledger: Ledger) -> None:
 
 def test_list_in_flight_calls(ledger: Ledger) -> None:
     fill(ledger)
-    store = open_store(ledger.target, redactor=build_redactor(KnownSecrets()),
-                       clock=lambda: datetime.datetime.now(datetime.UTC), settings=LedgerSettings())
+    store = open_store(
+        ledger.target,
+        redactor=build_redactor(KnownSecrets()),
+        clock=lambda: datetime.datetime.now(datetime.UTC),
+        settings=LedgerSettings(),
+    )
     try:
         store.insert(LedgerEvent("c", "r-1", "t-1", "search_events", "start", arguments="{}"))
     finally:
@@ -174,7 +212,10 @@ def test_show_a_conversation(ledger: Ledger) -> None:
     assert start["meta"]["surface"] == "cli" and start["prev_hash"] == "00" * 32
     call = rows[2].tool_call_id
     assert [r["chain_seq"] for r in ledger.run("ledger", "show", "a", "--call", call).json()["rows"]] == [3, 4]
-    assert [r["chain_seq"] for r in ledger.run("ledger", "show", "a", "--after-chain-seq", "4").json()["rows"]] == [5, 6]
+    assert [r["chain_seq"] for r in ledger.run("ledger", "show", "a", "--after-chain-seq", "4").json()["rows"]] == [
+        5,
+        6,
+    ]
     limited = ledger.run("ledger", "show", "a", "--limit", "2").json()
     assert len(limited["rows"]) == 2 and limited["truncated"] is True
     missing = assert_error(ledger.run("ledger", "show", "zzz"), "not_found", "ledger.show", 1)
@@ -183,16 +224,25 @@ def test_show_a_conversation(ledger: Ledger) -> None:
     assert_error(ledger.run("ledger", "show"), "invalid_input", "ledger.show", 2)
 
 
-# -- verify, heads and tampering --------------------------------------------------------------------------------------
+# -- verify, heads and tampering
 
 
 def test_a_clean_ledger_verifies(ledger: Ledger) -> None:
     fill(ledger)
     result = ledger.run("ledger", "verify")
     assert result.exit_code == 0
-    assert result.json() == {"ok": True, "backend": ledger.backend, "conversations": 2, "rows": 8, "tombstones": 0,
-                             "heads_checked": 0, "sidecars_checked": 0, "in_flight": 0, "problems": [],
-                             "truncated": False}
+    assert result.json() == {
+        "ok": True,
+        "backend": ledger.backend,
+        "conversations": 2,
+        "rows": 8,
+        "tombstones": 0,
+        "heads_checked": 0,
+        "sidecars_checked": 0,
+        "in_flight": 0,
+        "problems": [],
+        "truncated": False,
+    }
     only_b = ledger.run("ledger", "verify", "--conversation", "b").json()
     assert (only_b["conversations"], only_b["rows"]) == (1, 2)
 
@@ -208,12 +258,20 @@ def _swap(rows: list[LedgerRow], k: int) -> list[tuple[str, list[Any]]]:
 
 
 TAMPERING = {
-    "edit": (lambda rows: [("UPDATE ledger.tool_invocations SET tool_name = ? WHERE id = ?",
-                            ["edited", str(rows[2].id)])], 3, "hash_mismatch"),
+    "edit": (
+        lambda rows: [("UPDATE ledger.tool_invocations SET tool_name = ? WHERE id = ?", ["edited", str(rows[2].id)])],
+        3,
+        "hash_mismatch",
+    ),
     "delete": (lambda rows: [("DELETE FROM ledger.tool_invocations WHERE id = ?", [str(rows[3].id)])], 4, "gap"),
     "swap": (lambda rows: _swap(rows, 3), 3, "hash_mismatch"),
-    "link": (lambda rows: [("UPDATE ledger.tool_invocations SET prev_hash = ? WHERE id = ?",
-                            [b"\x07" * 32, str(rows[4].id)])], 5, "link_mismatch"),
+    "link": (
+        lambda rows: [
+            ("UPDATE ledger.tool_invocations SET prev_hash = ? WHERE id = ?", [b"\x07" * 32, str(rows[4].id)])
+        ],
+        5,
+        "link_mismatch",
+    ),
 }
 
 
@@ -241,7 +299,10 @@ def _heads(ledger: Ledger) -> Path:
     canonical = json.dumps(heads, sort_keys=True, separators=(",", ":")).encode()
     assert document["digest"] == hashlib.sha256(canonical).hexdigest()
     assert (document["format"], document["version"], document["backend"]) == (
-        "triage-harness/ledger-heads", 1, ledger.backend)
+        "triage-harness/ledger-heads",
+        1,
+        ledger.backend,
+    )
     return path
 
 
@@ -254,8 +315,9 @@ def test_head_of_one_conversation(ledger: Ledger) -> None:
 def test_a_truncated_tail_is_found_only_against_heads(ledger: Ledger) -> None:
     fill(ledger)
     heads = _heads(ledger)
-    ledger.admin.tamper([("DELETE FROM ledger.tool_invocations WHERE id = ?", [str(r.id)])
-                         for r in ledger.rows("a")[-2:]])
+    ledger.admin.tamper(
+        [("DELETE FROM ledger.tool_invocations WHERE id = ?", [str(r.id)]) for r in ledger.rows("a")[-2:]]
+    )
     assert ledger.run("ledger", "verify").exit_code == 0
     result = ledger.run("ledger", "verify", "--heads", str(heads))
     assert result.exit_code == 4
@@ -268,10 +330,16 @@ def test_a_rewritten_and_rechained_history_is_found_only_against_heads(ledger: L
     rows = ledger.rows("a")
     statements, prev = [], rows[1].row_hash
     for row in rows[2:]:
-        changed = dataclasses.replace(row, prev_hash=prev, tool_name="rewritten" if row.chain_seq == 3 else row.tool_name)
+        changed = dataclasses.replace(
+            row, prev_hash=prev, tool_name="rewritten" if row.chain_seq == 3 else row.tool_name
+        )
         new_hash = chain.hash_values(changed.chain_values())
-        statements.append(("UPDATE ledger.tool_invocations SET tool_name = ?, prev_hash = ?, row_hash = ? WHERE id = ?",
-                           [changed.tool_name, prev, new_hash, str(row.id)]))
+        statements.append(
+            (
+                "UPDATE ledger.tool_invocations SET tool_name = ?, prev_hash = ?, row_hash = ? WHERE id = ?",
+                [changed.tool_name, prev, new_hash, str(row.id)],
+            )
+        )
         prev = new_hash
     ledger.admin.tamper(statements)
     assert ledger.run("ledger", "verify").exit_code == 0
@@ -316,7 +384,7 @@ def test_an_altered_sidecar_is_found_with_sidecars(ledger: Ledger) -> None:
     assert problems(ledger.run("ledger", "verify", "--sidecars")) == [("s", 2, "sidecar_missing")]
 
 
-# -- export ------------------------------------------------------------------------------------------------------------
+# -- export
 
 
 def test_export_jsonl(ledger: Ledger) -> None:
@@ -340,16 +408,25 @@ def test_export_jsonl(ledger: Ledger) -> None:
 
 
 def test_export_from_a_real_process_is_the_same_bytes(tmp_path: Path) -> None:
-    assert run_cli(["--workspace", str(tmp_path), "--conversation", "p", "test_echo", "--required-name", "n"],
-                   REGISTRY).exit_code == 0
-    proc = subprocess.run(harness_argv("--workspace", str(tmp_path), "ledger", "export"), capture_output=True,
-                          text=True, env=clean_env(), timeout=60)
+    assert (
+        run_cli(
+            ["--workspace", str(tmp_path), "--conversation", "p", "test_echo", "--required-name", "n"], REGISTRY
+        ).exit_code
+        == 0
+    )
+    proc = subprocess.run(
+        harness_argv("--workspace", str(tmp_path), "ledger", "export"),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+    )
     assert proc.returncode == 0 and proc.stderr == ""
     assert proc.stdout == run_cli(["--workspace", str(tmp_path), "ledger", "export"]).stdout
     assert len(proc.stdout.splitlines()) == 2
 
 
-# -- what creates a ledger, and what is recorded --------------------------------------------------------------------
+# -- what creates a ledger, and what is recorded
 
 
 def test_reading_commands_never_create_a_ledger(tmp_path: Path) -> None:
@@ -369,25 +446,43 @@ def test_ledger_commands_schema_and_serve_are_not_recorded(tmp_path: Path) -> No
     base = ["--workspace", str(tmp_path)]
     assert run_cli([*base, "--conversation", "x", "test_echo", "--required-name", "n"], REGISTRY).exit_code == 0
     before = all_rows(tmp_path / "ledger.sqlite3")
-    for args in (["ledger", "list"], ["ledger", "verify"], ["ledger", "head"], ["ledger", "export"],
-                 ["ledger", "show", "x"], ["ledger", "migrate"], ["schema", "test_echo"]):
+    for args in (
+        ["ledger", "list"],
+        ["ledger", "verify"],
+        ["ledger", "head"],
+        ["ledger", "export"],
+        ["ledger", "show", "x"],
+        ["ledger", "migrate"],
+        ["schema", "test_echo"],
+    ):
         assert run_cli([*base, *args], REGISTRY).exit_code == 0, args
-    proc = subprocess.run(harness_argv(*base, "serve", test_registry=True), input="", capture_output=True,
-                          text=True, env=clean_env(), timeout=60)
+    proc = subprocess.run(
+        harness_argv(*base, "serve", test_registry=True),
+        input="",
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert all_rows(tmp_path / "ledger.sqlite3") == before
 
 
-# -- migrate -----------------------------------------------------------------------------------------------------------
+# -- migrate
 
 
 def test_migrate_a_sqlite_ledger(tmp_path: Path) -> None:
     path = tmp_path / "elsewhere" / "ledger.sqlite3"
     base = ["--workspace", str(tmp_path), "--ledger", str(path), "ledger", "migrate"]
     dry = run_cli([*base, "--dry-run"]).json()
-    assert dry == {"backend": "sqlite", "from_version": 0, "to_version": 1,
-                   "applied": [{"version": 1, "name": "initial"}],
-                   "roles": {"owner": None, "app": None, "created": []}, "dry_run": True}
+    assert dry == {
+        "backend": "sqlite",
+        "from_version": 0,
+        "to_version": 1,
+        "applied": [{"version": 1, "name": "initial"}],
+        "roles": {"owner": None, "app": None, "created": []},
+        "dry_run": True,
+    }
     assert not path.exists()
     done = run_cli(base).json()
     assert (done["from_version"], done["applied"], done["dry_run"]) == (0, [{"version": 1, "name": "initial"}], False)
@@ -409,8 +504,19 @@ def test_migrate_postgres_with_an_admin_dsn(tmp_path: Path, pg_server: PgServer)
         before = run_cli([*base, "--conversation", "m", "test_echo", "--required-name", "n"], REGISTRY)
         error = assert_error(before, "ledger_unavailable", "test_echo", 3)
         assert "run harness ledger migrate" in error["message"]
-        migrate = [*base, "ledger", "migrate", "--admin-dsn", admin, "--owner-role", owner, "--app-role", app,
-                   "--grant-app-to", login]
+        migrate = [
+            *base,
+            "ledger",
+            "migrate",
+            "--admin-dsn",
+            admin,
+            "--owner-role",
+            owner,
+            "--app-role",
+            app,
+            "--grant-app-to",
+            login,
+        ]
         dry = run_cli([*migrate, "--dry-run"]).json()
         assert (dry["backend"], dry["from_version"], dry["dry_run"]) == ("postgresql", 0, True)
         done = run_cli(migrate)
@@ -441,7 +547,7 @@ def test_an_unreachable_ledger_is_exit_3_with_its_dsn_redacted(tmp_path: Path) -
     assert "pw-e2e-9f8e7d6c" not in call.stdout + call.stderr
 
 
-# -- serve refuses to start without a usable ledger ---------------------------------------------------------------------
+# -- serve refuses to start without a usable ledger
 
 
 def _serve(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
@@ -452,8 +558,10 @@ def _serve(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
 def test_serve_exits_3_on_a_sqlite_ledger_from_the_future(tmp_path: Path) -> None:
     assert run_cli(["--workspace", str(tmp_path), "ledger", "migrate"]).exit_code == 0
     with sqlite3.connect(tmp_path / "ledger.sqlite3") as conn:
-        conn.execute("INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (2, 'future', ?, ?)",
-                     ("0" * 64, "2026-01-01T00:00:00.000000Z"))
+        conn.execute(
+            "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (2, 'future', ?, ?)",
+            ("0" * 64, "2026-01-01T00:00:00.000000Z"),
+        )
     proc = _serve(tmp_path)
     assert proc.returncode == 3
     error = json.loads(proc.stdout)["error"]

@@ -36,8 +36,9 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 @pytest.mark.slow
 def test_eight_processes_dispatching_into_shared_conversations(tmp_path: Path, target: str) -> None:
     with ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn")) as pool:
-        results = list(pool.map(dispatch_worker, [str(tmp_path)] * WORKERS, [target] * WORKERS, range(WORKERS),
-                                [CALLS] * WORKERS))
+        results = list(
+            pool.map(dispatch_worker, [str(tmp_path)] * WORKERS, [target] * WORKERS, range(WORKERS), [CALLS] * WORKERS)
+        )
     codes = Counter(code for worker in results for code in worker)
     assert sum(codes.values()) == WORKERS * CALLS
     assert set(codes) == {"", "not_found", "invalid_input"}  # never ledger_unavailable
@@ -49,7 +50,10 @@ def test_eight_processes_dispatching_into_shared_conversations(tmp_path: Path, t
         calls.setdefault(row.key[:3], []).append(row.event)
     assert len(calls) == WORKERS * CALLS
     assert all(sorted(events) == ["end", "start"] for events in calls.values())
-    assert Counter(r.status for r in rows if r.event == "end") == {"ok": codes[""], "error": WORKERS * CALLS - codes[""]}
+    assert Counter(r.status for r in rows if r.event == "end") == {
+        "ok": codes[""],
+        "error": WORKERS * CALLS - codes[""],
+    }
 
     conversations = {cid: list(group) for cid, group in groupby(rows, key=lambda r: r.conversation_id)}
     assert sorted(conversations) == sorted([f"shared-{n}" for n in range(3)] + [f"private-{w}" for w in range(WORKERS)])

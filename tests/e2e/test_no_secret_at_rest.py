@@ -100,8 +100,14 @@ def _value(kind: str, text: str) -> Any:
 
 
 BENIGN = {
-    "entity": "baron", "finding_id": "f-1", "finding_family": "unusual-timing", "id": "evt-0001", "login": "octocat",
-    "target_repo": "trustsight", "date": "2026-01-15", "path": "src/trustsight/rules.py",
+    "entity": "baron",
+    "finding_id": "f-1",
+    "finding_family": "unusual-timing",
+    "id": "evt-0001",
+    "login": "octocat",
+    "target_repo": "trustsight",
+    "date": "2026-01-15",
+    "path": "src/trustsight/rules.py",
 }
 
 
@@ -176,8 +182,15 @@ def run(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Run]:
 def _ingest_files(s: Sentinels, directory: Path) -> tuple[Path, Path]:
     """A valid events file whose payload carries every sentinel, and an invalid one whose error echoes one."""
     good = directory / "events.jsonl"
-    event = {"id": "evt-secret-1", "timestamp": "2026-04-01T10:00:00Z", "source": "github", "type": "login",
-             "actor": "alice", "org": "contoso", "payload": {f"note_{n}": c for n, c in enumerate(s.chunks())}}
+    event = {
+        "id": "evt-secret-1",
+        "timestamp": "2026-04-01T10:00:00Z",
+        "source": "github",
+        "type": "login",
+        "actor": "alice",
+        "org": "contoso",
+        "payload": {f"note_{n}": c for n, c in enumerate(s.chunks())},
+    }
     good.write_text(json.dumps(event) + "\n")
     bad = directory / "bad.jsonl"
     bad.write_text(json.dumps({**event, "id": "evt-secret-2", "timestamp": s.short[1]}) + "\n")
@@ -194,8 +207,10 @@ async def _mcp_calls(run: Run, s: Sentinels, env: dict[str, str]) -> list[bytes]
     with errlog.open("w") as errors:
         async with Client(stdio_client(params, errlog=errors), client_info=client_info) as client:
             for n, (name, arguments) in enumerate(operation_calls(s)):
-                meta = {"harness/conversation_id": short[n % len(short)],
-                        "harness/tool_call_id": short[(n + 1) % len(short)]}
+                meta = {
+                    "harness/conversation_id": short[n % len(short)],
+                    "harness/tool_call_id": short[(n + 1) % len(short)],
+                }
                 await client.call_tool(name, arguments, meta=meta if n % 2 else None)
             for text in short[:4]:
                 await client.call_tool(text, {"x": text})
@@ -294,7 +309,9 @@ async def test_no_sentinel_reaches_the_ledger_sidecars_logs_or_export(
         haystacks += [(f"live SQLite file {n}", data) for n, data in enumerate(live)]
         haystacks += [(f"SQLite file {n}", data) for n, data in enumerate(_sqlite_files(run.workspace))]
     else:
-        haystacks += [(f"COPY ledger.{t}", data) for t, data in zip(LEDGER_TABLES, _copy_tables(run.admin_dsn))]
+        haystacks += [
+            (f"COPY ledger.{t}", data) for t, data in zip(LEDGER_TABLES, _copy_tables(run.admin_dsn), strict=True)
+        ]
     leaks = _leaks(s, haystacks)
     assert not leaks, f"seed {s.seed}:\n" + "\n".join(leaks)
 

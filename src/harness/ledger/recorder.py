@@ -6,6 +6,7 @@ package never imports the layers above it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import errno
@@ -146,10 +147,8 @@ def write_sidecar(workspace: Path, relpath: str, content: bytes) -> None:
     """Write a sidecar: directories 0700, a 0600 O_EXCL temporary file in the same directory, fsync, rename."""
     target = workspace.joinpath(*relpath.split("/"))
     for directory in (workspace / SIDECAR_DIR, target.parent):
-        try:
+        with contextlib.suppress(FileExistsError):
             os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass
     temp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
