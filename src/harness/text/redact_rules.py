@@ -47,7 +47,9 @@ class Rule:
 SEP = rb"\s{0,4}+(?::=|=>|==|[:=])\s{0,4}+"
 QUOTE = rb"(?:\\[\"']|[\"']|)"
 VALUE_QUOTE = rb"(?P<q>\\[\"']|[\"']|)"
-JSON_QUOTE = rb"(?:\\\"|\")"
+# A JSON quote plain, escaped once (JSON in a JSON string) or twice (that string echoed in an error document).
+JSON_QUOTE = rb'(?:(?:\\\\)?\\"|")'
+JSON_VALUE_QUOTE = rb'(?P<q>(?:\\\\)?\\"|")'
 JSON_COLON = JSON_QUOTE + rb"\s{0,4}+:\s{0,4}+" + JSON_QUOTE
 
 BARE = Segs((VAL,))
@@ -159,7 +161,7 @@ CATALOGUE: tuple[Rule, ...] = (
         KeyValue(literal, rest + rb"(?P<sfx>[a-z0-9_.-]{0,20}+)" + SEP + VALUE_QUOTE, VAL_OR_QVAL, stops=True)
         for literal, rest in KEYWORDS)),
     Rule(14, "json_secret", CONTEXT, tuple(
-        KeyValue(literal, rest + rb"(?P<sfx>[a-z0-9_.-]{0,30}+)" + JSON_QUOTE + rb"\s{0,4}+:\s{0,4}+(?P<q>\\\"|\")",
+        KeyValue(literal, rest + rb"(?P<sfx>[a-z0-9_.-]{0,30}+)" + JSON_QUOTE + rb"\s{0,4}+:\s{0,4}+" + JSON_VALUE_QUOTE,
                  Quoted(None), stops=True)
         for literal, rest in KEYWORDS)),
     Rule(15, "env_secret", CONTEXT, tuple(
@@ -178,7 +180,7 @@ CATALOGUE: tuple[Rule, ...] = (
         Segs((Run(rb"^\s", 1, 4096),))),)),
     # The key's closing quote may be escaped too (a config.json inside a JSON string).
     Rule(20, "docker_auth", CONTEXT, _key_values(
-        (b"auth", b"identitytoken"), JSON_QUOTE + rb"\s{0,4}+:\s{0,4}+(?P<q>\\\"|\")", Quoted(None), left=Left(accept=b'"'))),
+        (b"auth", b"identitytoken"), JSON_QUOTE + rb"\s{0,4}+:\s{0,4}+" + JSON_VALUE_QUOTE, Quoted(None), left=Left(accept=b'"'))),
     Rule(21, "npmrc_auth", CONTEXT, (
         KeyValue(b"_auth", rb"(?:token|)\s{0,4}+=\s{0,4}+", BARE),
         KeyValue(b"_password", rb"\s{0,4}+=\s{0,4}+", BARE),
