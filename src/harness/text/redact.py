@@ -6,6 +6,7 @@ the project holds secret patterns. `build_redactor` is called once at startup by
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any, NamedTuple
 
@@ -54,6 +55,9 @@ CREDENTIAL_PLACEHOLDER = PLACEHOLDER_FORMAT.format(rule_id=CREDENTIAL_KEY_ID)
 # Compared without underscores so that all-caps spellings (`SECRETACCESSKEY`, investigate.md §9.5) match too.
 _CREDENTIAL_KEYS = ("session_token", "secret_access_key")
 _CREDENTIAL_KEYS_JOINED = frozenset(key.replace("_", "") for key in _CREDENTIAL_KEYS)
+
+_SHORT_MEMO_CHARS = 256
+_SHORT_MEMO_SIZE = 4096
 
 # A redaction pass can only enable another match next to a placeholder it inserted; a few passes reach the fixpoint.
 _MAX_PASSES = 8
@@ -113,10 +117,13 @@ class Processed(NamedTuple):
 class Redactor:
     """Immutable and thread-safe; built once at startup by `build_redactor`."""
 
-    __slots__ = ("_known",)
+    __slots__ = ("_known", "_short")
 
     def __init__(self, known: KnownMatcher) -> None:
         self._known = known
+        # Ledger rows repeat the same short strings (meta values, tool names, small arguments); redaction is a
+        # pure function of (text, cap), so a bounded memo of short inputs skips the scan. lru_cache is thread-safe.
+        self._short = functools.lru_cache(maxsize=_SHORT_MEMO_SIZE)(self._process)
 
     def __repr__(self) -> str:
         return f"Redactor(version={RULESET_VERSION}, known_patterns={self._known.count})"
@@ -131,6 +138,11 @@ class Redactor:
 
     def process(self, s: str, cap_bytes: int) -> Processed:
         """`redact_for_ledger` plus the original size, whether a cap applied, and the placeholder ids inserted."""
+        if len(s) <= _SHORT_MEMO_CHARS:
+            return self._short(s, cap_bytes)
+        return self._process(s, cap_bytes)
+
+    def _process(self, s: str, cap_bytes: int) -> Processed:
         original = utf8_size(s)
         buf = sanitize(s).encode("utf-8")
         capped = cap_bytes > 0 and len(buf) > cap_bytes
