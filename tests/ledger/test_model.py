@@ -327,3 +327,20 @@ def test_stored_text_never_exceeds_cap_plus_marker(text: str, meta_leaf: str) ->
     args = prep(redactor, start(arguments=big))
     assert args.arguments is None or len(args.arguments.encode()) <= 8192 + 11
     assert "\x00" not in (args.arguments or "")
+
+
+def test_meta_cache_returns_the_same_text_and_never_caches_a_refusal() -> None:
+    from harness.ledger.model import LedgerValueError, prepare_meta
+    from harness.text.redact import KnownSecrets, build_redactor
+
+    redactor = build_redactor(KnownSecrets())
+    cache: dict[str, str] = {}
+    meta = {"surface": "cli", "client": {"name": "agent", "version": "password=hunter2hunter2"}}
+    first = prepare_meta(meta, redactor, cache=cache)
+    assert first == prepare_meta(meta, redactor) == prepare_meta(dict(meta), redactor, cache=cache)
+    assert "hunter2" not in first and len(cache) == 1
+    for bad in ({"ratio": 0.5}, {"bad key!": "x"}):
+        for _ in range(2):
+            with pytest.raises(LedgerValueError):
+                prepare_meta(bad, redactor, cache=cache)
+    assert len(cache) == 1

@@ -8,7 +8,7 @@ import json
 import operator
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from harness.ledger import chain, ids
@@ -20,6 +20,7 @@ PREVIEW_CAP = 2048
 ERROR_CAP = 2048
 META_LEAF_CAP = 1024
 META_CAP = 8192
+META_CACHE_SIZE = 1024
 META_MAX_DEPTH = 4
 META_MAX_LIST = 64
 META_MAX_INT = 2**53
@@ -295,10 +296,13 @@ def prepare_meta(
     meta: Mapping[str, Any] | None,
     redactor: LedgerRedactor,
     key_is_clean: Callable[[str], bool] | None = None,
+    cache: MutableMapping[str, str] | None = None,
 ) -> str | None:
     """Validate meta (§5), redact and cap every string leaf, and return its canonical JSON (None when empty).
 
     `key_is_clean(key)` says whether redaction leaves a key unchanged; a caller may pass a memoized one.
+    `cache` maps the canonical JSON of an accepted meta to its stored text: a store's rows repeat a few metas,
+    and the result is a pure function of the input for one redactor.
     """
     if meta is None:
         return None
@@ -307,11 +311,21 @@ def prepare_meta(
     tree = dict(meta)
     if not tree:
         return None
+    key = None
+    if cache is not None:
+        try:
+            key = canonjson.dumps(tree)
+        except (TypeError, ValueError):
+            key = None  # not JSON: the checks below refuse it
+        if key is not None and key in cache:
+            return cache[key]
     _check_meta_tree(tree, 0, "", key_is_clean or (lambda key: redactor.redact(key) == key))
     text = canonjson.dumps(redactor.redact_json_leaves(tree, META_LEAF_CAP))
     size = len(text.encode("utf-8"))
     if size > META_CAP:
         raise _refuse(f"meta: {size} bytes of canonical JSON, more than the {META_CAP}-byte cap")
+    if cache is not None and key is not None and len(cache) < META_CACHE_SIZE:
+        cache[key] = text
     return text
 
 
@@ -369,6 +383,7 @@ def prepare(
     redaction_version: int,
     now: datetime.datetime | None = None,
     key_is_clean: Callable[[str], bool] | None = None,
+    meta_cache: MutableMapping[str, str] | None = None,
 ) -> PreparedRow:
     """The only path from caller text to a table (§5): validate, cap, redact, default timestamps.
 
@@ -408,7 +423,7 @@ def prepare(
     if event.status == "ok" and error_text is not None:
         raise _refuse("error: status 'ok' carries no error text")
     sidecar = _sidecar_path(event.result_sidecar_path, redactor.redact)
-    meta = prepare_meta(event.meta, redactor, key_is_clean)
+    meta = prepare_meta(event.meta, redactor, key_is_clean, meta_cache)
 
     arguments, args_bytes, _ = _processed(redactor, _text("arguments", event.arguments), ARGUMENTS_CAP)
     preview, preview_bytes, preview_capped = _processed(

@@ -184,6 +184,7 @@ class SqlStore(abc.ABC):
         self._hasher = hasher
         # Meta keys come from a small fixed set, so their redaction check is memoized per store.
         self._key_is_clean = functools.lru_cache(maxsize=4096)(lambda key: redactor.redact(key) == key)
+        self._meta_cache: dict[str, str] = {}
         self.backend = dialect.name
 
     @abc.abstractmethod
@@ -210,6 +211,7 @@ class SqlStore(abc.ABC):
             redaction_version=self._redaction_version,
             now=self._clock(),
             key_is_clean=self._key_is_clean,
+            meta_cache=self._meta_cache,
         )
 
     def insert(self, event: LedgerEvent) -> InsertResult:
