@@ -15,9 +15,11 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
 from _common import emit, row  # noqa: E402
-from detect_secrets.settings import get_plugins  # noqa: E402
 from detect_secrets.core.scan import scan_line  # noqa: E402
-from detect_secrets.settings import default_settings  # noqa: E402
+from detect_secrets.settings import (
+    default_settings,  # noqa: E402
+    get_plugins,  # noqa: E402
+)
 from redact_bench import corpus, known_secrets  # noqa: E402
 
 from harness.text.redact import Redactor, build_redactor  # noqa: E402

@@ -9,7 +9,6 @@ import shlex
 from pathlib import Path
 
 import pytest
-
 from runners import run_cli
 
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,7 +15,7 @@ from harness.text.redact import KnownSecrets, Redactor, build_redactor
 
 def utc_now() -> datetime:
     """The wall clock, timezone-aware UTC."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def known_secrets(settings: Settings) -> KnownSecrets:

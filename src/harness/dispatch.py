@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -153,7 +153,7 @@ def dispatch(
     before calling, so the same arguments are accepted or refused alike over CLI and MCP.
     """
     recorder = recorder or NullRecorder()
-    now = clock or (lambda: datetime.now(timezone.utc))
+    now = clock or (lambda: datetime.now(UTC))
     raw = _screen(raw)
     op = registry.get(name)
     record = CallRecord(
@@ -199,7 +199,7 @@ def run_operator(
     ctx: Any = None,
 ) -> Outcome:
     """Run an operator command (`cli.init`, `cli.ingest_events`, ...) through the same recording path."""
-    now = clock or (lambda: datetime.now(timezone.utc))
+    now = clock or (lambda: datetime.now(UTC))
     record = CallRecord(
         call=call, operation=tool_name, known=True, arguments=_arguments_text(arguments), started_at=now()
     )

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from harness.surface import Operation
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schemas(op: Operation) -> tuple[dict[str, Any], dict[str, Any]]:
     impl = op.impl
     return (

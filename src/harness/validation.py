@@ -7,23 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from harness.text.canonjson import json_type
 from harness.text.sanitize import echo
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _shown(value: Any) -> str:
@@ -32,8 +17,8 @@ def _shown(value: Any) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
-        return _json_type(value)
-    return text if len(text) <= 64 else _json_type(value)
+        return json_type(value)
+    return text if len(text) <= 64 else json_type(value)
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
@@ -59,15 +44,15 @@ def _problem(error: Any, model: type[BaseModel]) -> str:
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))
     if kind in ("string_type", "string_unicode"):
-        return f"expected a string, got {_json_type(value)}"
+        return f"expected a string, got {json_type(value)}"
     if kind in ("int_type", "int_parsing", "int_from_float"):
         return f"expected an integer, got {_shown(value)}"
     if kind in ("bool_type", "bool_parsing"):
         return f"expected a boolean, got {_shown(value)}"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"expected an object, got {_json_type(value)}"
+        return f"expected an object, got {json_type(value)}"
     if kind in ("list_type", "tuple_type"):
-        return f"expected an array, got {_json_type(value)}"
+        return f"expected an array, got {json_type(value)}"
     if kind == "greater_than_equal":
         return f"must be at least {ctx['ge']}, got {_shown(value)}"
     if kind == "less_than_equal":

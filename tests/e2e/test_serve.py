@@ -13,7 +13,6 @@ import pytest
 from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-
 from procs import clean_env, free_port, harness_argv, wait_for_port
 
 pytestmark = pytest.mark.anyio

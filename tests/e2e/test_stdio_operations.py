@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from procs import clean_env, harness_argv
 
 from harness.surface import OPERATIONS
-from procs import clean_env, harness_argv
 
 pytestmark = pytest.mark.anyio
 

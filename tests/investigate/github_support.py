@@ -10,12 +10,12 @@ from typing import Any
 
 import anyio
 from mcp import Client
+from runners import run_cli
 
 from harness.config import Overrides, load_settings
 from harness.context import build_context
 from harness.mcp_server import build_server
 from harness.surface import OPERATIONS
-from runners import run_cli
 from tests.net.https_server import HttpsServer, Reply
 
 JSON_HEADERS = [("Content-Type", "application/json; charset=utf-8")]

@@ -15,7 +15,6 @@ from harness.store import RecordFilter, Store, ingest_files
 from harness.store import ingest as ingest_module
 
 
-
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from runners import CliResult, run_cli
 
 from harness.surface import Registry
-from runners import CliResult, run_cli
 
 
 @pytest.fixture

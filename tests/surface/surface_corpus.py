@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from runners import run_cli
 
 from harness.aur.client import UnusableClient
 from harness.store import Store
 from harness.triage.verdict import validate_verdict
 from harness.triage.verify import verify
-from runners import run_cli
 from tests.investigate.baseline_support import BASELINE_B
 from tests.triage.triage_samples import v0
 
@@ -22,7 +23,7 @@ def _verdict(**changes: Any) -> dict[str, Any]:
 def _uncertain_result() -> dict[str, Any]:
     """The real fp_agent_verify result of an uncertain V0 (it makes no request): one the renderers refuse."""
     verdict = validate_verdict(_verdict(verdict="uncertain", proposed_changes=[]))
-    day = datetime(2026, 1, 15, tzinfo=timezone.utc)
+    day = datetime(2026, 1, 15, tzinfo=UTC)
     return verify(verdict, UnusableClient("unused"), lambda: day).model_dump(mode="json")
 
 

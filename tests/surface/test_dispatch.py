@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from testops import REGISTRY
 
 from harness.dispatch import MAX_ARGUMENT_DEPTH, CallContext, CallRecord, NullRecorder, Outcome, dispatch
 from harness.errors import LedgerUnavailableError
-from testops import REGISTRY
 
 CALL = CallContext(surface="cli", conversation_id="c-1", conversation_source="flag", request_id="r-1", tool_call_id="t-1")
 

@@ -10,6 +10,9 @@ from typing import Any
 import click
 import pytest
 from mcp import Client
+from runners import run_cli
+from surface_corpus import PACKAGE_CORPUS, prepare_workspace
+from testops import REGISTRY as TEST_REGISTRY
 
 from harness.cli import OPERATOR_COMMANDS, HarnessGroup, main_group
 from harness.cliargs import flags_for
@@ -17,9 +20,6 @@ from harness.config import Overrides, load_settings
 from harness.context import build_context
 from harness.mcp_server import build_server, tool_list
 from harness.surface import OPERATIONS, Registry
-from runners import run_cli
-from surface_corpus import PACKAGE_CORPUS, prepare_workspace
-from testops import REGISTRY as TEST_REGISTRY
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
 

@@ -20,7 +20,7 @@ from harness.text.rfc3339 import (
 
 STORED_MESSAGE = 'expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z, got "{}"'
 BOUND_MESSAGE = 'expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "{}"'
-EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def micros_of(dt: datetime.datetime) -> int:

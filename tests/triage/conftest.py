@@ -13,12 +13,12 @@ import anyio
 import pytest
 import trustme
 from mcp import Client
+from runners import run_cli
 
 from harness.config import Overrides, load_settings
 from harness.context import Context, build_context
 from harness.mcp_server import build_server
 from harness.surface import OPERATIONS
-from runners import run_cli
 from tests.net.https_server import HttpsServer
 from tests.triage.fake_aur import FakeAur
 

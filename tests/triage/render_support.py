@@ -6,13 +6,16 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import anyio
 import trustme
 from mcp import Client
+from runners import run_cli
+from triage_samples import tp_sample, v0
+from watcher import RULES_PATH, edit_diff
 
 from harness.config import Overrides, load_settings
 from harness.context import build_context
@@ -20,7 +23,6 @@ from harness.errors import EXIT_CODES
 from harness.mcp_server import build_server
 from harness.surface import OPERATIONS
 from harness.triage import fp_agent_verify
-from runners import run_cli
 from tests.net.https_server import HttpsServer
 from tests.triage.fake_aur import (
     TAKEDOWN_PROVENANCE,
@@ -28,10 +30,8 @@ from tests.triage.fake_aur import (
     install_demo_bin,
     install_typo,
 )
-from triage_samples import tp_sample, v0
-from watcher import RULES_PATH, edit_diff
 
-VERIFY_DAY = datetime(2026, 1, 14, 9, 30, tzinfo=timezone.utc)
+VERIFY_DAY = datetime(2026, 1, 14, 9, 30, tzinfo=UTC)
 RULES_FIX = {"path": RULES_PATH, "diff": edit_diff(2, 'RULE_002 = "fixed"')}
 PASSWD_FIX = {
     "path": "../etc/passwd",

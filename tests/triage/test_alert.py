@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 import trustme
+from render_support import Answer, call_both, fresh, render_workspace, verify_all
 
 from harness import __version__
 from harness.text.formatgate import check_tree
 from harness.triage.alert import MAX_ENVELOPE_BYTES, envelope_mode
-from render_support import Answer, call_both, fresh, render_workspace, verify_all
 
 HASH = "854216add0a53613db64d748eac6731fb549c9ada21b33ceafec83c6597f584d"
 PROVENANCE = "AUR takedown 2026-01-14, maintainer report"

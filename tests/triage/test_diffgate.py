@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from watcher import RULES_PATH, creation_diff, edit_diff, rules_line
 
 from harness.triage.diffgate import MAX_DIFF_BYTES, DiffRejected, screen
-from watcher import RULES_PATH, creation_diff, edit_diff, rules_line
 
 EDIT = edit_diff(2, 'RULE_002 = "changed"')
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trustme
+from runners import run_cli
 
 from harness.aur.client import AurClient, build_aur_client
 from harness.context import Context
@@ -18,7 +19,6 @@ from harness.triage.result import parse_result
 from harness.triage.services import aur
 from harness.triage.verdict import load_verdict
 from harness.triage.verify import join_sentences, verify
-from runners import run_cli
 from tests.net.https_server import HttpsServer, Reply
 from tests.triage.conftest import Answer, Door, call_cli, call_mcp
 from tests.triage.fake_aur import (
@@ -53,7 +53,7 @@ V0_SUPPRESSION_REASON = (
 TABLE_HEAD = "| Rule | File | Line | Check | Result |\n|---|---|---|---|---|\n"
 RPC_DEMO = rpc_target("tiny-demo-bin")
 PKGBUILD_B2 = plain_target("tiny-demo-bin", B2, "PKGBUILD")
-FIXED_CLOCK = datetime(2026, 1, 15, 23, 59, 59, tzinfo=timezone.utc)
+FIXED_CLOCK = datetime(2026, 1, 15, 23, 59, 59, tzinfo=UTC)
 
 
 def ok(answer: Answer) -> dict[str, Any]:

@@ -12,9 +12,6 @@ import pytest
 import trustme
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from harness.text.formatgate import check
-from harness.triage.render import branch, pretty_json, rules_phrase
 from render_support import (
     Answer,
     call_both,
@@ -25,6 +22,9 @@ from render_support import (
     verify_all,
 )
 from watcher import RULES_PATH, head, make_watcher, rules_line, rules_text, tree_state
+
+from harness.text.formatgate import check
+from harness.triage.render import branch, pretty_json, rules_phrase
 
 DAY = "2026-01-15"
 RESULT_CAP = 2_097_152

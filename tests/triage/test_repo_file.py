@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from harness.triage.repo_file import head_text
 from render_support import Answer, call_both, call_mcp, render_workspace
 from watcher import RULES_PATH, make_watcher, rules_text, tree_state
+
+from harness.triage.repo_file import head_text
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from watcher import (
+    LONG_NAME,
+    RULES_PATH,
+    creation_diff,
+    edit_diff,
+    head,
+    make_watcher,
+    rules_line,
+    rules_text,
+    tree_state,
+)
 
 from harness.triage.sandbox import (
     BUDGET_EXHAUSTED,
@@ -23,7 +34,6 @@ from harness.triage.sandbox import (
     sandbox_env,
 )
 from harness.triage.verdict import CodeFix
-from watcher import LONG_NAME, RULES_PATH, creation_diff, edit_diff, head, make_watcher, rules_line, rules_text, tree_state
 
 GIT = find_git(os.environ.get("PATH", os.defpath))
 EDIT = CodeFix(RULES_PATH, edit_diff(2, 'RULE_002 = "changed"'))

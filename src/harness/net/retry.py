@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from datetime import timezone
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -27,7 +27,7 @@ def retry_after_seconds(value: str, now: float) -> float | None:
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - now)
 
 

@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.store.models import RecordError, check_string, field_error, json_type
+from harness.store.models import RecordError, check_string, field_error
+from harness.text.canonjson import json_type
 from harness.text.casefold import KeyCollisionError, normalize_record_keys
 from harness.text.rfc3339 import TimestampError, normalize_timestamp
 from harness.text.sanitize import echo, sanitize_field

@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from harness.text.canonjson import dumps
-from harness.text.casefold import KeyCollisionError, lookup, normalize_key, normalize_record_keys
+from harness.text.canonjson import dumps, json_type
+from harness.text.casefold import (
+    KeyCollisionError,
+    lookup,
+    normalize_key,
+    normalize_record_keys,
+)
 from harness.text.rfc3339 import TimestampError, normalize_timestamp
 from harness.text.sanitize import echo, is_clean
 
@@ -32,23 +37,6 @@ class RecordError(ValueError):
 def field_error(name: str, problem: str) -> RecordError:
     """`field "<name>": <problem>`."""
     return RecordError(f'field "{name}": {problem}')
-
-
-def json_type(value: Any) -> str:
-    """The JSON type of a value, with its article, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return f"a non-JSON {type(value).__name__}"
 
 
 def utf8_size(value: str) -> int:

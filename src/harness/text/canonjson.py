@@ -181,3 +181,20 @@ def depth(value: Any) -> int:
             stack.extend((v, level) for v in node)
         best = max(best, level)
     return best
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a value, with its article, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a non-JSON {type(value).__name__}"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Union
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ class Alt:
     branches: tuple[tuple[Item, ...], ...]
 
 
-Item = Union[Lit, Run, Alt]
+Item = Lit | Run | Alt
 Seq = tuple[Item, ...]
 
 

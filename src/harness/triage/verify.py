@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from harness.aur.checks import CheckOutcome, Route, Snapshot, route, run_item, take_snapshot
@@ -169,7 +169,7 @@ def _transition_text(snap: Snapshot, verdict: Verdict) -> str:
 def _suppressions(
     verdict: Verdict, items: list[CheckOutcome], snap: Snapshot, clock: Callable[[], datetime]
 ) -> list[dict[str, Any]]:
-    created_at = clock().astimezone(timezone.utc).date().isoformat() + "T00:00:00.000000Z"
+    created_at = clock().astimezone(UTC).date().isoformat() + "T00:00:00.000000Z"
     records = []
     for change in sorted(
         (c for c in verdict.proposed_changes if isinstance(c, Suppression)), key=lambda c: c.rule_id
