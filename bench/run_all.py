@@ -36,6 +36,29 @@ def run(script: Path, extra: list[str]) -> dict:
     return doc
 
 
+def _number(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".") if abs(value) < 100 else f"{value:,.0f}"
+    return "" if value is None else str(value)
+
+
+def markdown(results: list[dict]) -> str:
+    """A table of every figure (for the README): value, target, and the same-run baseline and ratio."""
+    lines = ["| bench | figure | value | target | met | baseline (same run) | ratio |", "|---|---|---|---|---|---|---|"]
+    for bench in results:
+        if "error" in bench or "skipped" in bench:
+            reason = bench.get("skipped") or "error"
+            lines.append(f"| {bench['bench']} | ({reason}) | | | | | |")
+            continue
+        for r in bench["results"]:
+            met = {True: "yes", False: "**no**", None: ""}[r.get("meets_target")]
+            lines.append(
+                f"| {bench['bench']} | {r['name']} | {_number(r['value'])} {r['unit']} | {r.get('target') or ''} | {met}"
+                f" | {_number(r.get('baseline'))} | {_number(r.get('ratio'))} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str]) -> int:
     extra = [a for a in argv if a == "--quick"]
     results = []
@@ -45,7 +68,9 @@ def main(argv: list[str]) -> int:
     out = HERE / "out"
     out.mkdir(exist_ok=True)
     text = json.dumps({"benches": results}, indent=2, sort_keys=True)
-    (out / ("quick.json" if extra else "results.json")).write_text(text + "\n")
+    stem = "quick" if extra else "results"
+    (out / f"{stem}.json").write_text(text + "\n")
+    (out / f"{stem}.md").write_text(markdown(results))
     print(text)
     return 1 if any("error" in r for r in results) else 0
 

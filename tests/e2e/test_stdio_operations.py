@@ -66,3 +66,31 @@ async def test_every_operation_over_stdio_matches_the_cli(tmp_path: Path) -> Non
         else:
             assert result.structured_content == json.loads(cli.stdout) and cli.returncode == 0
     assert {r.is_error for r in results} == {True, False}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_every_operation_over_http_matches_the_cli(tmp_path: Path, mode: str) -> None:
+    from mcp import Client
+
+    from procs import free_port, wait_for_port
+
+    workspace = tmp_path / "ws"
+    subprocess.run(harness_argv("--workspace", str(workspace), "init"), check=True, capture_output=True,
+                   env=clean_env(), timeout=60)
+    port = free_port()
+    server = subprocess.Popen(harness_argv("--workspace", str(workspace), "serve", "--http", f"127.0.0.1:{port}"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        wait_for_port(port, server)
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            results = [await client.call_tool(name, arguments) for name, arguments in CALLS]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert list(tools) == OPERATIONS.names()
+    assert all(tools[op.name].output_schema is not None for op in OPERATIONS)
+    for (name, arguments), result in zip(CALLS, results, strict=True):
+        assert _cli(workspace, name, arguments).stdout == result.content[0].text + "\n", name
+        if not result.is_error:
+            assert result.structured_content == json.loads(result.content[0].text)
