@@ -110,11 +110,19 @@ class App:
             tool_call_id=str(uuid7()),
         )
 
-    def emit(self, outcome: Outcome) -> None:
+    def emit(self, outcome: Outcome) -> NoReturn:
         """Write the one JSON document of this invocation to stdout and exit with its status."""
         text = canonjson.pretty(outcome.document) if self.pretty else outcome.text
         click.echo(text)
         sys.exit(outcome.exit_code)
+
+
+def _context_and_call(app: App, name: str) -> tuple[Any, CallContext]:
+    """The handler context and this call's ids; a configuration problem ends the invocation with its error."""
+    try:
+        return app.context(), app.call_context()
+    except HarnessError as exc:
+        _fail(name, exc, app.pretty)
 
 
 def _fail(operation: str, exc: HarnessError, pretty: bool = False) -> NoReturn:
@@ -146,16 +154,7 @@ class OperationCommand(click.Command):
             return []
 
     def invoke(self, ctx: click.Context) -> Any:
-        app: App = ctx.find_object(App)
-        name = self.name or ""
-        try:
-            context = app.context()
-            call = app.call_context()
-        except HarnessError as exc:
-            _fail(name, exc, app.pretty)
-        raw = self._arguments(ctx)
-        outcome = dispatch(app.registry, name, raw, call, context, recorder=app.recorder(), clock=context.clock)
-        app.emit(outcome)
+        _dispatch_call(ctx, self.name or "", lambda: self._arguments(ctx))
 
     def _arguments(self, ctx: click.Context) -> dict[str, Any] | ArgumentError:
         argv = shlex.join(ctx.meta.get("harness.argv", []))
@@ -209,15 +208,19 @@ class UnknownOperationCommand(click.Command):
         return []
 
     def invoke(self, ctx: click.Context) -> Any:
-        app: App = ctx.find_object(App)
-        name = self.name or ""
-        try:
-            context = app.context()
-            call = app.call_context()
-        except HarnessError as exc:
-            _fail(name, exc, app.pretty)
+        # The dispatcher refuses the name before looking at the arguments, which are only recorded.
         raw = ArgumentError(raw=shlex.join(ctx.meta["harness.argv"]), error=InvalidInput(""))
-        app.emit(dispatch(app.registry, name, raw, call, context, recorder=app.recorder(), clock=context.clock))
+        _dispatch_call(ctx, self.name or "", lambda: raw)
+
+
+def _dispatch_call(
+    ctx: click.Context, name: str, arguments: Callable[[], dict[str, Any] | ArgumentError]
+) -> NoReturn:
+    """One operation call from the command line: build the context, dispatch, print, exit."""
+    app: App = ctx.find_object(App)
+    context, call = _context_and_call(app, name)
+    outcome = dispatch(app.registry, name, arguments(), call, context, recorder=app.recorder(), clock=context.clock)
+    app.emit(outcome)
 
 
 class HarnessGroup(click.Group):
@@ -424,11 +427,7 @@ def _recorded_operator(app: App, tool_name: str, arguments: dict[str, Any], run:
     """Run an operator command through the dispatcher's recording path and emit its JSON."""
     from harness.dispatch import run_operator
 
-    try:
-        context = app.context()
-        call = app.call_context()
-    except HarnessError as exc:
-        _fail(tool_name, exc, app.pretty)
+    context, call = _context_and_call(app, tool_name)
     app.emit(run_operator(tool_name, arguments, call, run, recorder=app.recorder(), clock=context.clock, ctx=context))
 
 
