@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -55,17 +56,15 @@ class Dialect:
 
     def sql(self, template: str) -> str:
         """Expand `{ti}`, `{co}`, `{tb}`, `{meta}` and turn `?` into this driver's parameter marker."""
-        text = template.format(
-            ti=self.prefix + "tool_invocations",
-            co=self.prefix + "conversations",
-            tb=self.prefix + "tombstones",
-            meta="?" + self.meta_cast,
-        )
-        return text if self.param == "?" else text.replace("?", self.param)
+        return _expand(self.prefix, self.param, self.meta_cast, template)
 
     def row_params(self, row: LedgerRow) -> tuple[Any, ...]:
         """The INSERT parameters of a row, in ROW_COLUMNS order."""
         ts = self.ts_to_db
+        at = ts(row.ts)
+        # A row's ts is usually its started_at or ended_at itself (§4 defaults): convert it once.
+        started = row.started_at
+        ended = row.ended_at
         return (
             self.id_to_db(row.id),
             row.conversation_id,
@@ -74,9 +73,9 @@ class Dialect:
             row.tool_name,
             row.event,
             row.seq,
-            ts(row.ts),
-            None if row.started_at is None else ts(row.started_at),
-            None if row.ended_at is None else ts(row.ended_at),
+            at,
+            None if started is None else at if started is row.ts else ts(started),
+            None if ended is None else at if ended is row.ts else ts(ended),
             row.duration_ms,
             row.arguments,
             row.args_bytes,
@@ -94,6 +93,15 @@ class Dialect:
             row.prev_hash,
             row.row_hash,
         )
+
+
+@functools.lru_cache(maxsize=512)
+def _expand(prefix: str, param: str, meta_cast: str, template: str) -> str:
+    # Every write expands the same few templates; memoized, they cost a dictionary lookup.
+    text = template.format(
+        ti=prefix + "tool_invocations", co=prefix + "conversations", tb=prefix + "tombstones", meta="?" + meta_cast
+    )
+    return text if param == "?" else text.replace("?", param)
 
 
 ROW_BY_KEY = (

@@ -176,8 +176,9 @@ _CHAIN_GETTER: Callable[[LedgerRow], tuple[Any, ...]] = operator.attrgetter(*cha
 
 def format_ts(value: datetime.datetime) -> str:
     """The stored 27-character UTC form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (sorts in time order)."""
-    u = value.astimezone(datetime.UTC)
-    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}.{u.microsecond:06d}Z"
+    u = value if value.tzinfo is datetime.UTC else value.astimezone(datetime.UTC)
+    # isoformat pads the year to four digits and, with this timespec, always writes six fraction digits.
+    return u.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def parse_ts(text: str) -> datetime.datetime:

@@ -21,7 +21,7 @@ from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnava
 from harness.ledger.model import LedgerRedactor, LedgerRow
 from harness.ledger.records import Clock
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import Hasher, SqlStore, WriteWork
+from harness.ledger.sqlcore import Guess, Hasher, SqlStore, WriteOutcome, WriteWork, send_guess
 from harness.ledger.sqlread import SqlSnapshot
 from harness.text import canonjson
 
@@ -37,6 +37,7 @@ LEDGER_TABLES = ("conversations", "tool_invocations", "tombstones", "schema_migr
 _ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _RETRIED_CONSTRAINTS = ("tool_invocations_chain", "tool_invocations_call_key", "conversations_pkey")
 _UTC = datetime.UTC
+_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('triage-harness.ledger:' || %s, 0))"
 
 _BOOTSTRAP = """CREATE TABLE IF NOT EXISTS ledger.schema_migrations (
   version integer PRIMARY KEY CHECK (version >= 1),
@@ -106,6 +107,8 @@ def connection_kwargs(settings: LedgerSettings) -> dict[str, Any]:
     options = (
         f"-c statement_timeout={settings.statement_timeout_ms} -c lock_timeout={settings.lock_timeout_ms}"
         " -c idle_in_transaction_session_timeout=30000 -c TimeZone=UTC"
+        # Implicit transactions (§10, the one-round-trip write) rely on this default; it overrides role settings.
+        " -c default_transaction_isolation=read\\ committed"
     )
     return {
         "autocommit": True,
@@ -195,48 +198,77 @@ class PostgresStore(SqlStore):
         except psycopg_pool.PoolTimeout as exc:
             raise LedgerUnavailable("PostgreSQL ledger unavailable: no pooled connection within the timeout") from exc
 
-    def _write_once(self, conversation_ids: Sequence[str], work: WriteWork[T]) -> T:
+    def _write_once(self, conversation_ids: Sequence[str], work: WriteWork[T], *, implicit: bool = False) -> T:
+        """One write transaction in pipeline mode: the locks, then `work`; committed when the pipeline syncs.
+
+        `implicit` leaves out BEGIN and COMMIT: the statements up to the pipeline's one Sync then run as the
+        protocol's implicit transaction (READ COMMITTED, the session default set at connect), all or nothing.
+        Only for work that never raises after sending a write, since the exit's Sync commits what was sent.
+        """
         with self._connection() as conn:
             try:
-                # Pipeline mode: BEGIN, the locks and the probes travel in one round trip; the inserts and COMMIT
-                # in a second one. A failed insert makes the server skip the COMMIT queued behind it.
+                # BEGIN, the locks and the probes travel in one round trip; the inserts and COMMIT in a second one.
+                # A failed statement makes the server skip everything queued behind it up to the Sync.
                 with conn.pipeline():
                     cur = conn.cursor()
-                    cur.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                    if not implicit:
+                        cur.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
                     for conversation_id in sorted(conversation_ids):
-                        cur.execute(
-                            "SELECT pg_advisory_xact_lock(hashtextextended('triage-harness.ledger:' || %s, 0))",
-                            (conversation_id,),
-                        )
+                        cur.execute(_LOCK, (conversation_id,))
                     result = work(conn)
-                    cur.execute("COMMIT")
+                    if not implicit:
+                        cur.execute("COMMIT")
             except BaseException as exc:
                 if conn.broken and isinstance(exc, psycopg.OperationalError):
-                    # With COMMIT pipelined behind the inserts, a lost connection leaves the outcome unknown.
+                    # With the commit pipelined behind the inserts, a lost connection leaves the outcome unknown.
                     raise _ConnectionLost(str(exc)) from exc
                 if not conn.broken:
                     conn.rollback()
                 raise
             return result
 
-    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: WriteWork[T]) -> T:
+    def _give_up(self, exc: Exception, *, last: bool) -> None:
+        """Raise the error a failed write attempt maps to, unless §10 allows another try."""
+        redact = self._redactor.redact
+        if isinstance(exc, _ConnectionLost):
+            # The row-id rule of §8.2 recognizes a commit that had in fact succeeded.
+            if last:
+                raise LedgerUnavailable(f"PostgreSQL ledger unavailable: {redact(str(exc))}") from exc
+        elif isinstance(exc, psycopg.errors.UniqueViolation):
+            # A chain_seq, call-key or conversation conflict means a writer bypassed the lock: one retry with
+            # fresh probes chains after its row, returns the stored row, or reuses its conversation.
+            if last or exc.diag.constraint_name not in _RETRIED_CONSTRAINTS:
+                raise LedgerIntegrityError(f"chain conflict persisted: {_describe(exc, redact)}") from exc
+        else:
+            raise _mapped(exc, redact) from exc
+
+    def _run_write(
+        self,
+        conversation_ids: Sequence[str],
+        full_sync: bool,
+        work: WriteWork[WriteOutcome],
+        guess: Guess | None,
+    ) -> WriteOutcome:
         if self._readonly:
             raise LedgerUnavailable("the PostgreSQL ledger was opened read-only")
-        redact = self._redactor.redact
-        for attempt in (1, 2):
+        tries = 2
+        if guess is not None:
+            try:
+                # The lock and the conditional insert: one round trip, one implicit transaction.
+                landed = self._write_once(
+                    conversation_ids, lambda conn: send_guess(conn, DIALECT, guess), implicit=True
+                )
+                if landed.rowcount == 1:
+                    return guess.outcome()
+                # The head moved or the key is taken: nothing was written, and the full path keeps both its tries.
+            except (_ConnectionLost, psycopg.Error) as exc:
+                self._give_up(exc, last=False)
+                tries = 1
+        for attempt in range(tries):
             try:
                 return self._write_once(conversation_ids, work)
-            except _ConnectionLost as exc:
-                # The row-id rule of §8.2 recognizes a commit that had in fact succeeded.
-                if attempt == 2:
-                    raise LedgerUnavailable(f"PostgreSQL ledger unavailable: {redact(str(exc))}") from exc
-            except psycopg.errors.UniqueViolation as exc:
-                # A chain_seq, call-key or conversation conflict means a writer bypassed the lock: one retry with
-                # fresh probes chains after its row, returns the stored row, or reuses its conversation.
-                if attempt == 2 or exc.diag.constraint_name not in _RETRIED_CONSTRAINTS:
-                    raise LedgerIntegrityError(f"chain conflict persisted: {_describe(exc, redact)}") from exc
-            except psycopg.Error as exc:
-                raise _mapped(exc, redact) from exc
+            except (_ConnectionLost, psycopg.Error) as exc:
+                self._give_up(exc, last=attempt == tries - 1)
         raise AssertionError("unreachable")
 
     @contextmanager

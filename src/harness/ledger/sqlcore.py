@@ -6,7 +6,9 @@ import abc
 import dataclasses
 import datetime
 import functools
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
@@ -23,15 +25,30 @@ Hasher = Callable[[tuple[Any, ...]], bytes]
 Key3 = tuple[str, str, str]
 WriteWork = Callable[[Connection], T]
 _PROBE_CHUNK = 500
+# Rows per INSERT statement in a batch: PostgreSQL evaluates the CHECK constraints' setup once per statement, which
+# costs more than a row does, so a batch sends a few multi-row statements rather than one statement per row.
+_INSERT_CHUNK = 50
+KNOWN_CONVERSATIONS = 4096
+KNOWN_STARTS = 16384
 
-
-_INSERT = "INSERT INTO {ti} (" + COLUMNS_SQL + ") VALUES (" + ", ".join(["?"] * 21) + ", {meta}, ?, ?, ?, ?)"
+_ROW_VALUES = ", ".join(["?"] * 21) + ", {meta}, ?, ?, ?, ?"
+_INSERT = "INSERT INTO {ti} (" + COLUMNS_SQL + ") VALUES "
 _ON_CONFLICT = " ON CONFLICT (conversation_id, request_id, tool_call_id, event) DO NOTHING"
+# One row, written only while the conversation's head is still the row's predecessor; a taken call key writes
+# nothing either (the chain_seq backstop still raises). Inside the writer lock, so the head check cannot race.
+_INSERT_IF_HEAD = (
+    "INSERT INTO {ti} (" + COLUMNS_SQL + ") SELECT " + _ROW_VALUES + " WHERE (?, ?) = ("
+    "SELECT t.chain_seq, t.row_hash FROM {ti} t WHERE t.conversation_id = ? ORDER BY t.chain_seq DESC LIMIT 1)"
+    + _ON_CONFLICT
+)
+# The head reads ask for an order only one index gives: a planner without statistics (a fresh ledger, whose
+# prepared statements keep their first plan) rates every index alike and could otherwise walk a whole conversation.
+_HEAD = "SELECT chain_seq, row_hash FROM {ti} WHERE conversation_id = ? ORDER BY chain_seq DESC LIMIT 1"
 _HEADS_STATE = (
     "SELECT v.cid,"
     " (SELECT t.chain_seq FROM {ti} t WHERE t.conversation_id = v.cid ORDER BY t.chain_seq DESC LIMIT 1),"
     " (SELECT t.row_hash FROM {ti} t WHERE t.conversation_id = v.cid ORDER BY t.chain_seq DESC LIMIT 1),"
-    " (SELECT max(t.seq) FROM {ti} t WHERE t.conversation_id = v.cid),"
+    " (SELECT t.seq FROM {ti} t WHERE t.conversation_id = v.cid ORDER BY t.seq DESC LIMIT 1),"
     " (SELECT count(*) FROM {co} c WHERE c.id = v.cid),"
     " (SELECT count(*) FROM {tb} b WHERE b.conversation_id = v.cid)"
     " FROM ({values}) v"
@@ -39,12 +56,106 @@ _HEADS_STATE = (
 _CREATE_CONVERSATION = "INSERT INTO {co} (id, created_at) VALUES (?, ?)"
 _CALL_ROWS_ONE = (
     "SELECT conversation_id, request_id, tool_call_id, event, seq FROM {ti}"
-    " WHERE conversation_id = ? AND request_id = ? AND tool_call_id = ?"
+    " WHERE conversation_id = ? AND request_id = ? AND tool_call_id = ? ORDER BY event"
 )
+# A join driven by the keys, so both planners look each key up in the call-key index instead of scanning the table.
 _CALL_ROWS_MANY = (
-    "SELECT conversation_id, request_id, tool_call_id, event, seq FROM {ti}"
-    " WHERE (conversation_id, request_id, tool_call_id) IN (VALUES {values})"
+    "SELECT t.conversation_id, t.request_id, t.tool_call_id, t.event, t.seq FROM (VALUES {values}) v"
+    " JOIN {ti} t ON t.conversation_id = v.column1 AND t.request_id = v.column2 AND t.tool_call_id = v.column3"
 )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KnownHead:
+    """A conversation's state after a write under its writer lock: last chain position and highest start seq."""
+
+    chain_seq: int
+    row_hash: bytes
+    max_seq: int
+
+
+@dataclasses.dataclass(frozen=True)
+class WriteOutcome:
+    """What a write transaction did, and the head it left in each conversation it touched."""
+
+    results: list[InsertResult]
+    heads: dict[str, KnownHead]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Guess:
+    """A row computed against a remembered head: it is written only if that head is still the conversation's."""
+
+    row: LedgerRow
+    max_seq: int
+
+    def outcome(self) -> WriteOutcome:
+        """The outcome of the write once the row is in."""
+        row = self.row
+        return WriteOutcome(
+            [InsertResult(True, row)], {row.conversation_id: KnownHead(row.chain_seq, row.row_hash, self.max_seq)}
+        )
+
+
+class KnownHeads:
+    """The heads this store last saw under the writer lock, and the seqs of starts it wrote; bounded, thread-safe.
+
+    They let a single-row write be computed before any read. A guess is only a guess: its insert checks the
+    head inside the writer lock, and a stale one falls back to the full §8.2 path.
+    """
+
+    def __init__(self, max_conversations: int = KNOWN_CONVERSATIONS, max_starts: int = KNOWN_STARTS) -> None:
+        self._lock = threading.Lock()
+        self._heads: OrderedDict[str, KnownHead] = OrderedDict()
+        self._starts: OrderedDict[Key3, int] = OrderedDict()
+        self._max_conversations = max_conversations
+        self._max_starts = max_starts
+
+    def guess(self, p: PreparedRow, hasher: Hasher) -> Guess | None:
+        """The row `p` becomes if the conversation's head is still the remembered one; None without one."""
+        with self._lock:
+            head = self._heads.get(p.conversation_id)
+            if head is None:
+                return None
+            if p.event == "start":
+                seq = max_seq = head.max_seq + 1
+            else:
+                start_seq = self._starts.get((p.conversation_id, p.request_id, p.tool_call_id))
+                if start_seq is None:
+                    return None
+                seq, max_seq = start_seq, head.max_seq
+        row = build_row(p, seq=seq, chain_seq=head.chain_seq + 1, prev_hash=head.row_hash, hasher=hasher)
+        return Guess(row, max_seq)
+
+    def learn(self, outcome: WriteOutcome) -> None:
+        """Remember the heads a committed write left and the starts it wrote or found; forget starts that ended."""
+        with self._lock:
+            heads = self._heads
+            for conversation_id, head in outcome.heads.items():
+                known = heads.get(conversation_id)
+                # Threads may commit in one order and report in another: never step a head back.
+                if known is None or head.chain_seq >= known.chain_seq:
+                    heads[conversation_id] = head
+                heads.move_to_end(conversation_id)
+            while len(heads) > self._max_conversations:
+                heads.popitem(last=False)
+            starts = self._starts
+            for result in outcome.results:
+                row = result.row
+                key = (row.conversation_id, row.request_id, row.tool_call_id)
+                if row.event == "start":
+                    starts[key] = row.seq
+                    starts.move_to_end(key)
+                else:
+                    starts.pop(key, None)
+            while len(starts) > self._max_starts:
+                starts.popitem(last=False)
+
+    def forget(self, conversation_ids: Iterable[str]) -> None:
+        """Drop the heads of conversations whose write failed (deleted, conflicting or unreachable)."""
+        with self._lock:
+            for conversation_id in conversation_ids:
+                self._heads.pop(conversation_id, None)
 
 
 @dataclasses.dataclass
@@ -69,8 +180,7 @@ def _send_probes(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow]) 
         if len(chunk) == 1:
             cur.execute(d.sql(_CALL_ROWS_ONE), chunk[0])
         else:
-            values = ", ".join(["(?, ?, ?)"] * len(chunk))
-            cur.execute(d.sql(_CALL_ROWS_MANY.replace("{values}", values)), [v for key in chunk for v in key])
+            cur.execute(_call_rows_sql(d, len(chunk)), [v for key in chunk for v in key])
         call_cursors.append(cur)
     conversations = sorted({p.conversation_id for p in prepared})
     for start in range(0, len(conversations), _PROBE_CHUNK):
@@ -97,13 +207,66 @@ def _read_probes(
     return calls, heads
 
 
+@functools.cache
+def _call_rows_sql(d: Dialect, keys: int) -> str:
+    return d.sql(_CALL_ROWS_MANY.replace("{values}", ", ".join(["(?, ?, ?)"] * keys)))
+
+
+@functools.cache
+def _insert_sql(d: Dialect, rows: int) -> str:
+    values = ", ".join(["(" + _ROW_VALUES + ")"] * rows)
+    return d.sql(_INSERT + values + (_ON_CONFLICT if d.skip_conflicts else ""))
+
+
+def _insert_rows(conn: Connection, d: Dialect, rows: Sequence[LedgerRow]) -> int:
+    """Insert rows in statements of up to _INSERT_CHUNK rows; returns the rows written as the driver reports them."""
+    params = [d.row_params(r) for r in rows]
+    full = len(params) - len(params) % _INSERT_CHUNK
+    written = 0
+    if full:
+        cur = conn.cursor()
+        chunks = [[v for p in params[n : n + _INSERT_CHUNK] for v in p] for n in range(0, full, _INSERT_CHUNK)]
+        cur.executemany(_insert_sql(d, _INSERT_CHUNK), chunks)
+        written += cur.rowcount
+    if full < len(params):
+        cur = conn.cursor()
+        cur.execute(_insert_sql(d, len(params) - full), [v for p in params[full:] for v in p])
+        written += cur.rowcount
+    return written
+
+
+def send_guess(conn: Connection, d: Dialect, guess: Guess) -> Cursor:
+    """Issue a guessed row as one conditional insert; its cursor's rowcount is 1 once it landed, else 0.
+
+    For a pipelining driver, whose results arrive only when the pipeline syncs.
+    """
+    row = guess.row
+    cur = conn.cursor()
+    cur.execute(d.sql(_INSERT_IF_HEAD), (*d.row_params(row), row.chain_seq - 1, row.prev_hash, row.conversation_id))
+    return cur
+
+
+def write_guess(conn: Connection, d: Dialect, guess: Guess) -> bool:
+    """Insert a guessed row if the head is still its predecessor and the key is free; True when it landed.
+
+    For a backend whose write transaction already excludes every other writer (SQLite), so the head read and the
+    insert cannot be separated by another write; two plain statements cost less there than one conditional one.
+    """
+    row = guess.row
+    cur = conn.cursor()
+    cur.execute(d.sql(_HEAD), (row.conversation_id,))
+    if cur.fetchone() != (row.chain_seq - 1, row.prev_hash):
+        return False
+    return _insert_rows(conn, d, [row]) == 1
+
+
 def _row_by_key(conn: Connection, d: Dialect, key: tuple[str, str, str, str]) -> LedgerRow:
     cur = conn.cursor()
     cur.execute(d.sql(ROW_BY_KEY), key)
     return d.row_from_db(cur.fetchone())
 
 
-def write_prepared(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow], hasher: Hasher) -> list[InsertResult]:
+def write_prepared(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow], hasher: Hasher) -> WriteOutcome:
     """§8.2 for a batch, inside a transaction whose writer lock covers every involved conversation."""
     existing, heads = _read_probes(*_send_probes(conn, d, prepared))
     written: dict[tuple[str, str, str, str], LedgerRow] = {}
@@ -144,16 +307,15 @@ def write_prepared(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow]
         new_rows.append(row)
         results.append(InsertResult(True, row))
     if new_rows:
-        cur = conn.cursor()
         if new_conversations:
-            cur.executemany(d.sql(_CREATE_CONVERSATION), new_conversations)
-        cur = conn.cursor()
-        cur.executemany(
-            d.sql(_INSERT + (_ON_CONFLICT if d.skip_conflicts else "")), [d.row_params(r) for r in new_rows]
-        )
-        if d.skip_conflicts and cur.rowcount != len(new_rows):
+            conn.cursor().executemany(d.sql(_CREATE_CONVERSATION), new_conversations)
+        count = _insert_rows(conn, d, new_rows)
+        if d.skip_conflicts and count != len(new_rows):
             raise LedgerIntegrityError("a concurrent writer took a call key without the writer lock")
-    return results
+    known = {
+        cid: KnownHead(head.chain_seq, head.row_hash, head.max_seq) for cid, head in heads.items() if head.chain_seq
+    }
+    return WriteOutcome(results, known)
 
 
 def needs_full_sync(prepared: Sequence[PreparedRow], end_sync: str) -> bool:
@@ -185,11 +347,18 @@ class SqlStore(abc.ABC):
         # Meta keys come from a small fixed set, so their redaction check is memoized per store.
         self._key_is_clean = functools.lru_cache(maxsize=4096)(lambda key: redactor.redact(key) == key)
         self._meta_cache: dict[str, str] = {}
+        self._known = KnownHeads()
         self.backend = dialect.name
 
     @abc.abstractmethod
-    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: WriteWork[T]) -> T:
-        """Run `work(connection)` in one write transaction holding the writer lock of every listed conversation."""
+    def _run_write(
+        self,
+        conversation_ids: Sequence[str],
+        full_sync: bool,
+        work: WriteWork[WriteOutcome],
+        guess: Guess | None,
+    ) -> WriteOutcome:
+        """Write under the writer lock of every listed conversation: the guess if it lands, else `work(connection)`."""
 
     @abc.abstractmethod
     def snapshot(self) -> AbstractContextManager[SqlSnapshot | EmptySnapshot]:
@@ -226,7 +395,18 @@ class SqlStore(abc.ABC):
         full_sync = needs_full_sync(prepared, self._settings.end_sync)
         conversations = sorted({p.conversation_id for p in prepared})
         d, hasher = self._dialect, self._hasher
-        return self._run_write(conversations, full_sync, lambda conn: write_prepared(conn, d, prepared, hasher))
+        # The dispatcher writes one row at a time, mostly into conversations this store wrote last: computing the
+        # row against the remembered head saves reading it, in one round trip when nobody else wrote meanwhile.
+        guess = self._known.guess(prepared[0], hasher) if len(prepared) == 1 else None
+        try:
+            outcome = self._run_write(
+                conversations, full_sync, lambda conn: write_prepared(conn, d, prepared, hasher), guess
+            )
+        except BaseException:
+            self._known.forget(conversations)
+            raise
+        self._known.learn(outcome)
+        return outcome.results
 
     def reserve(self, start_event: LedgerEvent) -> Reservation:
         """Insert a start: owned when this call wrote it, else the stored start and its end for replay."""

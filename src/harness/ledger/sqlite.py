@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from harness.ledger import chain, migrations
 from harness.ledger.dialect import Dialect
@@ -19,11 +19,9 @@ from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnava
 from harness.ledger.model import LedgerRedactor, LedgerRow, format_ts
 from harness.ledger.records import Clock
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import Hasher, SqlStore, WriteWork
+from harness.ledger.sqlcore import Guess, Hasher, SqlStore, WriteOutcome, WriteWork, write_guess
 from harness.ledger.sqlread import SqlSnapshot, empty_snapshot
 from harness.text import redact
-
-T = TypeVar("T")
 
 MIN_SQLITE_VERSION = (3, 37, 0)
 
@@ -238,7 +236,13 @@ class SqliteStore(SqlStore):
         self._lock = threading.Lock()
         self._synchronous = ""
 
-    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: WriteWork[T]) -> T:
+    def _run_write(
+        self,
+        conversation_ids: Sequence[str],
+        full_sync: bool,
+        work: WriteWork[WriteOutcome],
+        guess: Guess | None,
+    ) -> WriteOutcome:
         with self._lock:
             conn = self._writer
             if conn is None:
@@ -252,7 +256,11 @@ class SqliteStore(SqlStore):
             except sqlite3.Error as exc:
                 raise _unavailable(exc) from exc
             try:
-                result = work(conn)
+                # A stale guess wrote nothing, so the full path runs in the same transaction, lock still held.
+                if guess is not None and write_guess(conn, DIALECT, guess):
+                    result = guess.outcome()
+                else:
+                    result = work(conn)
                 conn.execute("COMMIT")
             except BaseException as exc:
                 if conn.in_transaction:
@@ -316,7 +324,13 @@ class MissingSqliteStore(SqlStore):
         )
         self.path = path
 
-    def _run_write(self, conversation_ids: Sequence[str], full_sync: bool, work: WriteWork[T]) -> T:
+    def _run_write(
+        self,
+        conversation_ids: Sequence[str],
+        full_sync: bool,
+        work: WriteWork[WriteOutcome],
+        guess: Guess | None,
+    ) -> WriteOutcome:
         raise LedgerUnavailable("the SQLite ledger does not exist and was opened read-only")
 
     def snapshot(self) -> Any:
