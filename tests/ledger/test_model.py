@@ -344,3 +344,18 @@ def test_meta_cache_returns_the_same_text_and_never_caches_a_refusal() -> None:
             with pytest.raises(LedgerValueError):
                 prepare_meta(bad, redactor, cache=cache)
     assert len(cache) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.datetimes(
+        min_value=datetime.datetime(1, 1, 2),
+        max_value=datetime.datetime(9999, 12, 30),
+        timezones=st.sampled_from([UTC, datetime.timezone(datetime.timedelta(hours=-7, minutes=-30))]),
+    )
+)
+def test_format_ts_is_the_fixed_width_utc_form(value: datetime.datetime) -> None:
+    u = value.astimezone(UTC)
+    expected = f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}.{u.microsecond:06d}Z"
+    assert format_ts(value) == expected
+    assert datetime.datetime.fromisoformat(format_ts(value)) == value

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 from ledger_support import T0, FakeClock, open_test_store
 
+from harness.ledger import sqlcore
 from harness.ledger.errors import LedgerUnavailable
 from harness.ledger.model import LedgerEvent, end_event, prepare
 from harness.ledger.sqlcore import needs_full_sync
+from harness.ledger.sqlite import DIALECT
 from harness.ledger.verify import verify
 from harness.text.redact import Redactor
 
@@ -92,3 +94,24 @@ def test_end_sync_normal_still_records_ends(tmp_path: Path, redactor: Redactor) 
     store.insert(end_event(row, ended_at=row.ts + datetime.timedelta(seconds=1), duration_ms=1000, status="ok"))
     assert store.get_end("c", "1", "k1") is not None
     store.close()
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        sqlcore._CALL_ROWS_ONE,
+        sqlcore._CALL_ROWS_MANY.replace("{values}", "(?, ?, ?), (?, ?, ?)"),
+        sqlcore._HEADS_STATE.replace("{values}", "SELECT ? AS cid UNION ALL SELECT ? AS cid"),
+        sqlcore._HEAD,
+        sqlcore._INSERT_IF_HEAD,
+    ],
+)
+def test_write_path_reads_never_scan_the_table(tmp_path: Path, redactor: Redactor, template: str) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    open_test_store(str(path), redactor, FakeClock()).close()
+    query = DIALECT.sql(template)
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        plan = [step for *_, step in conn.execute("EXPLAIN QUERY PLAN " + query, ["x"] * query.count("?"))]
+    # Steps name the table or its alias `t`; each must be an index search, never a scan.
+    reads = [step for step in plan if step.split()[1:2] in (["tool_invocations"], ["t"])]
+    assert reads and all(step.startswith("SEARCH") for step in reads), plan
