@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import itertools
 import logging
 import re
@@ -207,8 +208,8 @@ class PostgresStore(SqlStore):
         """
         with self._connection() as conn:
             try:
-                # BEGIN, the locks and the probes travel in one round trip; the inserts and COMMIT in a second one.
-                # A failed statement makes the server skip everything queued behind it up to the Sync.
+                # What `work` reads travels with the locks in one round trip, the rest with the commit in a
+                # second one (or none). A failed statement makes the server skip what is queued up to the Sync.
                 with conn.pipeline():
                     cur = conn.cursor()
                     if not implicit:
@@ -256,7 +257,7 @@ class PostgresStore(SqlStore):
             try:
                 # The lock and the conditional insert: one round trip, one implicit transaction.
                 landed = self._write_once(
-                    conversation_ids, lambda conn: send_guess(conn, DIALECT, guess), implicit=True
+                    conversation_ids, functools.partial(send_guess, d=DIALECT, guess=guess), implicit=True
                 )
                 if landed.rowcount == 1:
                     return guess.outcome()

@@ -25,24 +25,26 @@ Hasher = Callable[[tuple[Any, ...]], bytes]
 Key3 = tuple[str, str, str]
 WriteWork = Callable[[Connection], T]
 _PROBE_CHUNK = 500
-# Rows per INSERT statement in a batch: PostgreSQL evaluates the CHECK constraints' setup once per statement, which
-# costs more than a row does, so a batch sends a few multi-row statements rather than one statement per row.
+# Rows per INSERT statement in a batch: PostgreSQL sets up the CHECK constraints once per statement, which costs
+# more than a row does, so a batch sends a few multi-row statements rather than one statement per row.
 _INSERT_CHUNK = 50
+# What a store remembers for guessed writes (KnownHeads), least recently written first out.
 KNOWN_CONVERSATIONS = 4096
 KNOWN_STARTS = 16384
 
 _ROW_VALUES = ", ".join(["?"] * 21) + ", {meta}, ?, ?, ?, ?"
 _INSERT = "INSERT INTO {ti} (" + COLUMNS_SQL + ") VALUES "
 _ON_CONFLICT = " ON CONFLICT (conversation_id, request_id, tool_call_id, event) DO NOTHING"
-# One row, written only while the conversation's head is still the row's predecessor; a taken call key writes
-# nothing either (the chain_seq backstop still raises). Inside the writer lock, so the head check cannot race.
+# One row, written only while the conversation's last row is still the row's predecessor; a taken call key writes
+# nothing either (a chain_seq conflict still raises). Run after the writer lock is granted, under READ COMMITTED,
+# so the head it reads is current.
 _INSERT_IF_HEAD = (
     "INSERT INTO {ti} (" + COLUMNS_SQL + ") SELECT " + _ROW_VALUES + " WHERE (?, ?) = ("
     "SELECT t.chain_seq, t.row_hash FROM {ti} t WHERE t.conversation_id = ? ORDER BY t.chain_seq DESC LIMIT 1)"
     + _ON_CONFLICT
 )
-# The head reads ask for an order only one index gives: a planner without statistics (a fresh ledger, whose
-# prepared statements keep their first plan) rates every index alike and could otherwise walk a whole conversation.
+# The reads below ask for an order that only the right index gives: a planner without statistics (a fresh ledger,
+# whose prepared statements keep their first plan) rates every index alike and could walk a whole conversation.
 _HEAD = "SELECT chain_seq, row_hash FROM {ti} WHERE conversation_id = ? ORDER BY chain_seq DESC LIMIT 1"
 _HEADS_STATE = (
     "SELECT v.cid,"
@@ -58,7 +60,8 @@ _CALL_ROWS_ONE = (
     "SELECT conversation_id, request_id, tool_call_id, event, seq FROM {ti}"
     " WHERE conversation_id = ? AND request_id = ? AND tool_call_id = ? ORDER BY event"
 )
-# A join driven by the keys, so both planners look each key up in the call-key index instead of scanning the table.
+# A join driven by the keys: SQLite scanned the whole table for a row-value IN over VALUES, and looks each key up
+# in the call-key index this way. PostgreSQL picks by cost.
 _CALL_ROWS_MANY = (
     "SELECT t.conversation_id, t.request_id, t.tool_call_id, t.event, t.seq FROM (VALUES {values}) v"
     " JOIN {ti} t ON t.conversation_id = v.column1 AND t.request_id = v.column2 AND t.tool_call_id = v.column3"
@@ -207,19 +210,20 @@ def _read_probes(
     return calls, heads
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)
 def _call_rows_sql(d: Dialect, keys: int) -> str:
     return d.sql(_CALL_ROWS_MANY.replace("{values}", ", ".join(["(?, ?, ?)"] * keys)))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=128)
 def _insert_sql(d: Dialect, rows: int) -> str:
     values = ", ".join(["(" + _ROW_VALUES + ")"] * rows)
     return d.sql(_INSERT + values + (_ON_CONFLICT if d.skip_conflicts else ""))
 
 
 def _insert_rows(conn: Connection, d: Dialect, rows: Sequence[LedgerRow]) -> int:
-    """Insert rows in statements of up to _INSERT_CHUNK rows; returns the rows written as the driver reports them."""
+    """Insert rows in statements of up to _INSERT_CHUNK rows; returns the rows written (only meaningful where the
+    driver reports counts at once, as sqlite3 does; a pipeline reports them at its sync)."""
     params = [d.row_params(r) for r in rows]
     full = len(params) - len(params) % _INSERT_CHUNK
     written = 0
@@ -312,6 +316,7 @@ def write_prepared(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow]
         count = _insert_rows(conn, d, new_rows)
         if d.skip_conflicts and count != len(new_rows):
             raise LedgerIntegrityError("a concurrent writer took a call key without the writer lock")
+    # Each conversation's head as this transaction leaves it, for the next guesses (an empty one has none).
     known = {
         cid: KnownHead(head.chain_seq, head.row_hash, head.max_seq) for cid, head in heads.items() if head.chain_seq
     }
