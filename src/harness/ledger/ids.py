@@ -13,12 +13,15 @@ ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 TOOL_NAME_RE = re.compile(r"[a-z_][a-z0-9_.]{0,63}")
 
 _MS_MASK = (1 << 48) - 1
+_RAND_B_MASK = (1 << 62) - 1
 
 
 def uuid7(unix_ms: int | None = None) -> uuid.UUID:
     """A UUIDv7: 48-bit big-endian Unix milliseconds, version 7, 12 random bits, variant 10, 62 random bits."""
     ms = (time.time_ns() // 1_000_000 if unix_ms is None else unix_ms) & _MS_MASK
-    value = (ms << 80) | (0x7 << 76) | (secrets.randbits(12) << 64) | (0b10 << 62) | secrets.randbits(62)
+    # One draw of 74 random bits (12 for rand_a, 62 for rand_b): a single urandom call per id.
+    rand = secrets.randbits(74)
+    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & _RAND_B_MASK)
     return uuid.UUID(int=value)
 
 
