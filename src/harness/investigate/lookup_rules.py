@@ -8,7 +8,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from harness.context import Context
 from harness.errors import InvalidInput, UpstreamUnavailable
-from harness.fields import BoundedStr
+from harness.fields import BoundedStr, Echoed
 from harness.investigate import rulefold
 from harness.rules import RULE_ID_RE, CorpusError, matches, matching_rules, rules_by_id
 from harness.text.sanitize import echo
@@ -84,7 +84,7 @@ class Input(BaseModel):
 class Output(BaseModel):
     """The matching rules; every key is always present."""
 
-    finding_id: str = Field(description="The finding_id input as given.")
+    finding_id: Echoed = Field(description="The finding_id input, sanitized like stored text.")
     rules: list[rulefold.RuleView] = Field(description="Matching rules in corpus order; [] when none matched.")
     corpus_sha256: str = Field(description="sha256 of the rule corpus bytes used.")
     notes: str = Field(
@@ -98,7 +98,7 @@ Look up the operators' standing decisions (the rule corpus) that apply to a find
 matches `finding_family` and all of whose predicates you assert, or the rules named in `rule_ids`. Each rule \
 carries an operator_directive saying when to resolve and when to escalate.
 
-Inputs: `finding_id` (required, 1-256 bytes, echoed); `finding_family` (at most 128 bytes, e.g. \
+Inputs: `finding_id` (required, 1-256 bytes, echoed sanitized); `finding_family` (at most 128 bytes, e.g. \
 unusual-timing; matched as a whole value ignoring case, not trimmed; required unless `rule_ids` is given); \
 `rule_ids` (default [], at most {MAX_RULE_IDS} rule ids such as R-001, matched ignoring case): alone, it returns \
 the named rules, whatever their family, so you can check a rule id you are about to cite (an id not in the \
