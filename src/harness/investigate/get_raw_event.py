@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,7 +41,11 @@ class Input(BaseModel):
 class Output(BaseModel):
     """The event's payload; every key is always present."""
 
-    id: Echoed = Field(description="The stored event id when found, else the requested id, sanitized like stored text.")
+    NOTES_SEPARATOR: ClassVar[str] = "; "
+
+    id: Echoed = Field(
+        description="The stored event id when found, else the requested id, sanitized like stored text."
+    )
     found: bool = Field(description="Whether an event was found.")
     payload: Any = Field(description="The payload (any JSON), redacted and capped; null when not found.")
     redacted: bool = Field(description="Credential or secret-shaped values were replaced by [REDACTED:<rule>].")
