@@ -61,6 +61,8 @@ def investigation(cwd: Path) -> None:
     run(cwd, *ws, "check_baseline", "--entity", "contractor-bob")
     run(cwd, *ws, "--pretty", "lookup_rules", "--finding-id", "finding-evt-0024-off-hours",
         "--finding-family", "unusual-timing", "--maintenance-window", "true")
+    run(cwd, *ws, "lookup_rules", "--finding-id", "finding-evt-0013-auth-burst", "--rule-ids", "r-003",
+        "--rule-ids", "R-999")
     run(cwd, *ws, "--pretty", "get_raw_event", "--id", "FINDING-EVT-0021-admin-grant")
     run(cwd, *ws, "get_raw_event", "--id", "evt-9999")
     run(cwd, *ws, "github_actor", "--login", "../admin")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from pathlib import Path
 
@@ -100,3 +101,16 @@ def test_init_config_lists_every_key_commented_with_its_default() -> None:
     for section, keys in SCHEMA.items():
         for key, spec in keys.items():
             assert parsed[section][key] == spec.default, (section, key)
+
+
+def test_the_fallback_note_names_only_a_fallback_workspace_without_a_store(tmp_path: Path) -> None:
+    from harness.store import Store
+    from harness.workspace import fallback_note
+
+    settings = load_settings(Overrides(workspace=tmp_path / "ws"), environ={})
+    assert fallback_note(settings) == ""
+    fallback = dataclasses.replace(settings, workspace_source="fallback")
+    assert fallback_note(fallback).startswith(f'workspace "{settings.workspace}" holds no store: it is the fallback')
+    assert "run harness init to create a store there" in fallback_note(fallback)
+    Store(settings.store_path).git(create=True)
+    assert fallback_note(fallback) == ""

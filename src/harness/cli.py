@@ -391,6 +391,10 @@ def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets:
     except HarnessError as exc:
         _fail("serve", exc, app.pretty)
 
+    note = context.workspace_note()
+    if note:
+        click.echo(f"warning: {note}", err=True)
+
     server = mcp_server.build_server(registry, context, recorder=recorder, transport="http" if bind else "stdio")
     if bind is None:
         import anyio

@@ -54,6 +54,15 @@ class Context:
                 self._services[name] = build()
             return self._services[name]
 
+    def workspace_note(self) -> str:
+        """The note every result carries while the calls answer from an empty fallback workspace, else ""."""
+        if self.settings.workspace_source != "fallback":
+            # Checked here first so that the usual call never imports the store modules just to ask.
+            return ""
+        from harness.workspace import fallback_note
+
+        return fallback_note(self.settings)
+
     def close(self) -> None:
         """Close services that hold resources (HTTP connections, database handles)."""
         with self._lock:

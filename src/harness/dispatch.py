@@ -183,9 +183,23 @@ def dispatch(
         result = handler(arguments, ctx)
         if not isinstance(result, output_model):
             raise TypeError(f"{name} returned {type(result).__name__}, expected {output_model.__name__}")
-        return result.model_dump(mode="json", by_alias=True)
+        return _with_workspace_note(result.model_dump(mode="json", by_alias=True), output_model, ctx)
 
     return _recorded(record, run, recorder, _output_filter(ctx))
+
+
+def _with_workspace_note(document: dict[str, Any], output_model: type[Any], ctx: Any) -> dict[str, Any]:
+    """Append the context's workspace note to the result's `notes`, in the operation's own separator.
+
+    One place for every operation: a result answered from an empty fallback workspace always says so.
+    """
+    note_of = getattr(ctx, "workspace_note", None)
+    note = note_of() if callable(note_of) else ""
+    notes = document.get("notes")
+    if not note or not isinstance(notes, str):
+        return document
+    separator = getattr(output_model, "NOTES_SEPARATOR", " ")
+    return {**document, "notes": f"{notes}{separator}{note}" if notes else note}
 
 
 def run_operator(

@@ -1,4 +1,4 @@
-"""Annotated field types for operation input models: sizes in UTF-8 bytes, object-input caps."""
+"""Annotated field types for operation models: input sizes in UTF-8 bytes, object-input caps, echoed input."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
+
+from harness.text.sanitize import sanitize_field
 
 
 def _byte_bounds(min_bytes: int, max_bytes: int) -> AfterValidator:
@@ -37,3 +39,9 @@ class ObjectInput:
 
     max_bytes: int = 1_048_576
 
+
+
+# An output field that repeats caller input. It passes the sanitizer stored text passes (whitespace folded,
+# control, bidi and zero-width characters dropped), applied when the output model is built, so no operation
+# can hand an agent or a terminal its own escape sequences back.
+Echoed = Annotated[str, AfterValidator(sanitize_field)]

@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.config import CONFIG_NAME, Settings, default_config_text
+from harness.errors import UpstreamUnavailable
 from harness.store import Store, ingest_files
+from harness.store.git import find_git_dir
+from harness.text.sanitize import echo
 
 SAMPLES = ("events.jsonl", "findings.jsonl", "baseline.json")
 
@@ -42,6 +45,28 @@ def load_samples(store: Store) -> None:
     for stream, name in (("events", "events.jsonl"), ("findings", "findings.jsonl"), ("baseline", "baseline.json")):
         with resources.as_file(sample_path(name)) as path:
             ingest_files(store, stream, [str(path)], stderr=io.StringIO())
+
+
+def fallback_note(settings: Settings) -> str:
+    """The note of every result answered from the fallback workspace while it holds no store; "" otherwise.
+
+    Only the fallback is flagged: a workspace named by --workspace or HARNESS_ROOT was chosen, so an empty one
+    is the operator's to explain, but the fallback is where a misconfigured agent lands without knowing it.
+    """
+    if settings.workspace_source != "fallback":
+        return ""
+    try:
+        if find_git_dir(settings.store_path) is not None:
+            return ""
+    except UpstreamUnavailable:
+        # Something that is not a store sits there; every read reports that itself.
+        return ""
+    return (
+        f"workspace {echo(str(settings.workspace))} holds no store: it is the fallback workspace, used because no "
+        "--workspace was given, no harness.toml was found above the installed package and HARNESS_ROOT is unset, "
+        "so every read is empty; run harness init to create a store there, or point at your workspace with "
+        "--workspace DIR (or HARNESS_ROOT)"
+    )
 
 
 def init_workspace(

@@ -85,7 +85,7 @@ def test_not_found_is_a_normal_result_with_a_note(ws_v: Path, requested: str) ->
 
 def test_the_not_found_note_echoes_the_id_sanitized(ws_v: Path) -> None:
     answer = call(ws_v, OP, {"id": "no\u202epe\nx"})
-    assert answer.document["id"] == "no\u202epe\nx"
+    assert answer.document["id"] == "nope x"
     assert 'no event found for id "nope x";' in answer.document["notes"]
 
 

@@ -27,6 +27,8 @@ EMBEDDED_SHA256 = hashlib.sha256(EMBEDDED).hexdigest()
 # The rules as plain YAML reads them: an oracle independent of the harness loader.
 RULES = {rule["id"]: rule for rule in yaml.safe_load(EMBEDDED)["rules"]}
 
+RULE_ID_PROBLEM = "must be a rule id: a letter or digit, then at most 63 letters, digits, '.', '_' or '-'"
+
 ONE_RULE = b"""version: 1
 rules:
   - id: W-1
@@ -123,8 +125,7 @@ def test_a_blank_family_passes_and_matches_nothing(workspace: Path, door: Callab
     [
         ({"finding_family": "unusual-timing"}, "finding_id: is required"),
         ({"finding_id": "", "finding_family": "unusual-timing"}, "finding_id: must not be empty"),
-        ({"finding_id": "f"}, "finding_family: is required"),
-        ({"finding_id": "f", "finding_family": ""}, "finding_family: must not be empty"),
+        ({"finding_id": "f", "finding_family": ""}, "finding_family: is required unless rule_ids is given"),
         (
             {"finding_id": "f", "finding_family": "x" * 129},
             "finding_family: must be at most 128 bytes (UTF-8), got 129",
@@ -279,3 +280,93 @@ def test_the_description_says_what_the_spec_asks() -> None:
     fields = lookup_rules.Input.model_fields
     assert list(fields)[2:12] == list(lookup_rules.FLAT_PREDICATES)
     assert all(fields[name].description for name in fields)
+
+
+def _by_id(rules: list[str], notes: str, finding_id: str = "f-1") -> dict[str, Any]:
+    return {"finding_id": finding_id, "rules": [rule_json(r) for r in rules], "corpus_sha256": EMBEDDED_SHA256,
+            "notes": notes}
+
+
+@pytest.mark.parametrize(
+    ("rule_ids", "rules", "notes"),
+    [
+        (["R-003"], ["R-003"], ""),
+        (["r-007", "R-001"], ["R-001", "R-007"], ""),
+        (["R-002", "r-002", "R-002"], ["R-002"], ""),
+        (["R-999"], [], 'no rule with id "R-999" exists in the corpus'),
+        (
+            ["R-999", "R-004", "nope", "r-999"],
+            ["R-004"],
+            'no rule with id "R-999" exists in the corpus no rule with id "nope" exists in the corpus',
+        ),
+    ],
+)
+def test_rule_ids_look_rules_up_by_id_ignoring_case(
+    workspace: Path, door: Callable[..., Answer], rule_ids: list[str], rules: list[str], notes: str
+) -> None:
+    result = door(workspace, "lookup_rules", {"finding_id": "f-1", "rule_ids": rule_ids})
+    assert not result.is_error, result.text
+    assert result.document == _by_id(rules, notes)
+
+
+def test_rule_ids_with_a_family_keep_the_named_rules_that_match(
+    workspace: Path, door: Callable[..., Answer]
+) -> None:
+    arguments = {
+        "finding_id": "f-1",
+        "finding_family": "unusual-timing",
+        "maintenance_window": "true",
+        "rule_ids": ["R-005", "R-001", "R-002", "R-999"],
+    }
+    result = door(workspace, "lookup_rules", arguments)
+    assert result.document == _by_id(
+        ["R-001"],
+        'no rule with id "R-999" exists in the corpus '
+        'rule "R-002" does not match family "unusual-timing" with the supplied predicates '
+        'rule "R-005" does not match family "unusual-timing" with the supplied predicates',
+    )
+
+
+def test_rule_ids_are_flags_on_the_cli(workspace: Path) -> None:
+    from runners import run_cli
+
+    result = run_cli(["--workspace", str(workspace), "lookup_rules", "--finding-id", "f-1",
+                      "--rule-ids", "r-006", "--rule-ids", "R-999"])
+    assert result.exit_code == 0, result.stdout
+    assert result.stdout == canonjson.dumps(_by_id(["R-006"], 'no rule with id "R-999" exists in the corpus')) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"finding_id": "f"}, "finding_family: is required unless rule_ids is given"),
+        ({"finding_id": "f", "finding_family": "", "rule_ids": []},
+         "finding_family: is required unless rule_ids is given"),
+        ({"finding_id": "f", "rule_ids": ["R-001"], "maintenance_window": "true"},
+         "maintenance_window: a predicate needs finding_family"),
+        ({"finding_id": "f", "rule_ids": ["R-001"], "finding_metadata": {"k": "", "scheduled": "true"}},
+         "finding_metadata.scheduled: a predicate needs finding_family"),
+        ({"finding_id": "f", "rule_ids": [""]}, "rule_ids[0]: must not be empty"),
+        ({"finding_id": "f", "rule_ids": ["R" * 65]}, "rule_ids[0]: must be at most 64 bytes (UTF-8), got 65"),
+        ({"finding_id": "f", "rule_ids": [f"R-{n}" for n in range(65)]},
+         "rule_ids: must have at most 64 items, got 65"),
+        ({"finding_id": "f", "rule_ids": 7}, "rule_ids: expected an array, got a number"),
+        ({"finding_id": "f", "rule_ids": ["R-001", "R-001\u202e"]}, f"rule_ids[1]: {RULE_ID_PROBLEM}"),
+        ({"finding_id": "f", "rule_ids": ["-R1"]}, f"rule_ids[0]: {RULE_ID_PROBLEM}"),
+        ({"finding_id": "f", "rule_ids": ["R 001"]}, f"rule_ids[0]: {RULE_ID_PROBLEM}"),
+    ],
+)
+def test_bad_rule_id_selections_are_invalid_input(
+    workspace: Path, door: Callable[..., Answer], arguments: dict[str, Any], message: str
+) -> None:
+    result = door(workspace, "lookup_rules", arguments)
+    assert result.is_error and result.exit_code in (2, None)
+    assert result.document["error"] == {"code": "invalid_input", "message": message, "operation": "lookup_rules"}
+
+
+def test_empty_predicate_values_without_a_family_are_not_assertions(
+    workspace: Path, door: Callable[..., Answer]
+) -> None:
+    result = door(workspace, "lookup_rules", {"finding_id": "f-1", "rule_ids": ["R-008"], "scheduled": "",
+                                              "finding_metadata": {"deploy_release": ""}})
+    assert result.document == _by_id(["R-008"], "")

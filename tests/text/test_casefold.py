@@ -135,3 +135,12 @@ def test_missing_is_a_unique_singleton() -> None:
     assert copy.deepcopy(MISSING) is MISSING
     assert pickle.loads(pickle.dumps(MISSING)) is MISSING
     assert repr(MISSING) == "MISSING"
+
+
+def test_ci_equal_is_str_lower_on_both_sides() -> None:
+    from harness.text.casefold import ci_equal, ci_key
+
+    assert ci_equal("R-001", "r-001") and ci_equal("DEPLOY-SVC", "deploy-svc")
+    assert not ci_equal("STRASSE", "straße")
+    assert not ci_equal("R-001", "R_001")
+    assert ci_key("İ") == "İ".lower()

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.context import Context
-from harness.fields import BoundedStr
+from harness.fields import BoundedStr, Echoed
 from harness.investigate.services import baseline
 from harness.store import Baseline
 from harness.text.rfc3339 import parse_timestamp
@@ -62,7 +62,7 @@ class Output(BaseModel):
     frequency: int = Field(description="Events of the entity across all types (sum of frequency_by_type, uncapped).")
     frequency_by_type: dict[str, int] = Field(description="Event count per event type, spelled as in the baseline.")
     frequency_for_type: int = Field(description="Events of the entity whose type equals event_type ignoring case.")
-    event_type: str = Field(description="The event_type input as given; empty when not given.")
+    event_type: Echoed = Field(description="The event_type input, sanitized like stored text; empty when not given.")
     roles: list[str] = Field(description="Elevated role:target strings recorded for the entity, sorted.")
     relationships: dict[str, Relationship] = Field(
         description="actor:target entries whose actor or target is the entity, by key."
@@ -82,7 +82,7 @@ entity's known login geos (not an event source); `event_type` (default ""): the 
 or prefix (deploy-svc never matches deploy-svc-canary). One entity per call.
 
 Output: `known`, `last_seen` (the login profile's, RFC3339 UTC, or ""), `frequency` (all events of the entity), \
-`frequency_by_type` ({{type: count}}), `frequency_for_type`, `event_type` (echoed), `roles` (sorted \
+`frequency_by_type` ({{type: count}}), `frequency_for_type`, `event_type` (echoed, sanitized), `roles` (sorted \
 role:target strings), `relationships` ({{"actor:target": {{count, first_seen, last_seen}}}}, the entries whose \
 actor or target is the entity), `notes`. Every key is always present; empty is a normal result, not an error.
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.context import Context
-from harness.fields import BoundedStr
+from harness.fields import BoundedStr, Echoed
 from harness.investigate.rawcap import MAX_PAYLOAD_BYTES, cap_payload
 from harness.investigate.services import store
 from harness.store import StoreView
@@ -41,7 +41,11 @@ class Input(BaseModel):
 class Output(BaseModel):
     """The event's payload; every key is always present."""
 
-    id: str = Field(description="The stored event id when found, else the id as requested.")
+    NOTES_SEPARATOR: ClassVar[str] = "; "
+
+    id: Echoed = Field(
+        description="The stored event id when found, else the requested id, sanitized like stored text."
+    )
     found: bool = Field(description="Whether an event was found.")
     payload: Any = Field(description="The payload (any JSON), redacted and capped; null when not found.")
     redacted: bool = Field(description="Credential or secret-shaped values were replaced by [REDACTED:<rule>].")
@@ -58,8 +62,8 @@ Input: `id` (required, 1-256 bytes): the event id, matched exactly ignoring case
 characters works when it is unique (an ambiguous prefix is invalid_input listing the candidates). A finding's \
 `event_ids` (from search_findings) are the ids to pass.
 
-Output: `id` (the stored id, or the request when not found), `found`, `payload` (any JSON; null when not found), \
-`redacted`, `truncated`, `notes` (joined by "; "). Not found is a normal result (found false) with a note; it \
+Output: `id` (the stored id, or the request, sanitized, when not found), `found`, `payload` (any JSON; null \
+when not found), `redacted`, `truncated`, `notes` (joined by "; "). Not found is a normal result (found false) with a note; it \
 may be a finding id rather than an event id. Before it is returned the payload is cleaned: invisible control \
 and format characters are removed from strings (a note says so); values under keys such as sessionToken or \
 secretAccessKey, and anything shaped like a credential or a configured secret, become \

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from harness import errors
 from harness.context import Context
+from harness.fields import Echoed
 from harness.investigate.services import github
 from harness.net import GuardedClient, NetError, Refused, Response, build_path, build_query
 from harness.text.canonjson import StrictJSONError, loads_strict
@@ -72,7 +73,7 @@ class RecentEvent(BaseModel):
 class Output(BaseModel):
     """The account as GitHub shows it now; every key is always present."""
 
-    login: str = Field(description="The login as given.")
+    login: Echoed = Field(description="The login as given.")
     found: bool = Field(description="True only when GitHub returned the profile (HTTP 200).")
     ghost: bool = Field(description="The login is GitHub's reserved placeholder account ghost (any case).")
     looks_deleted: bool = Field(description="ghost, or the name/bio reads like a deleted or suspended account.")

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from harness.context import Context
-from harness.errors import UpstreamUnavailable
-from harness.fields import BoundedStr
+from harness.errors import InvalidInput, UpstreamUnavailable
+from harness.fields import BoundedStr, Echoed
 from harness.investigate import rulefold
-from harness.rules import CorpusError, matching_rules
+from harness.rules import RULE_ID_RE, CorpusError, matches, matching_rules, rules_by_id
 from harness.text.sanitize import echo
 
 PREDICATE_BYTES = 256
+MAX_RULE_IDS = 64
+RULE_ID_PROBLEM = "must be a rule id: a letter or digit, then at most 63 letters, digits, '.', '_' or '-'"
 FLAT_PREDICATES = (
     "maintenance_window",
     "scheduled",
@@ -35,14 +37,23 @@ def _predicate(example: str) -> Any:
     )
 
 
+def _check_rule_id(value: str) -> str:
+    # Refused rather than looked up: no corpus id has another shape, and the message never echoes the value.
+    if RULE_ID_RE.fullmatch(value) is None:
+        raise ValueError(RULE_ID_PROBLEM)
+    return value
+
+
 class Input(BaseModel):
     """Arguments of lookup_rules."""
 
     model_config = ConfigDict(extra="forbid")
 
     finding_id: BoundedStr(256, min_bytes=1) = Field(description="Id of the finding being triaged (echoed back).")
-    finding_family: BoundedStr(128, min_bytes=1) = Field(
-        description="Finding family, e.g. unusual-timing (a finding's type), matched ignoring case; not trimmed."
+    finding_family: BoundedStr(128) = Field(
+        default="",
+        description="Finding family, e.g. unusual-timing (a finding's type), matched ignoring case; not trimmed. "
+        "Required unless rule_ids is given.",
     )
     maintenance_window: BoundedStr(PREDICATE_BYTES) = _predicate('"true" (a declared maintenance window)')
     scheduled: BoundedStr(PREDICATE_BYTES) = _predicate('"true" (a scheduled job produced it)')
@@ -60,27 +71,43 @@ class Input(BaseModel):
         "normalized (maintenanceWindow -> maintenance_window), empty values are ignored, and the flat fields above "
         "override the same key.",
     )
+    rule_ids: Annotated[
+        list[Annotated[BoundedStr(64, min_bytes=1), AfterValidator(_check_rule_id)]], Field(max_length=MAX_RULE_IDS)
+    ] = Field(
+        default_factory=list,
+        description=f"Rule ids to look up (at most {MAX_RULE_IDS}, e.g. R-001), each matched ignoring case; an id "
+        "not in the corpus adds a note. Alone: the named rules. With finding_family: the named rules that also "
+        "match the family and predicates.",
+    )
 
 
 class Output(BaseModel):
     """The matching rules; every key is always present."""
 
-    finding_id: str = Field(description="The finding_id input as given.")
+    finding_id: Echoed = Field(description="The finding_id input, sanitized like stored text.")
     rules: list[rulefold.RuleView] = Field(description="Matching rules in corpus order; [] when none matched.")
     corpus_sha256: str = Field(description="sha256 of the rule corpus bytes used.")
-    notes: str = Field(description="Empty, or why nothing matched.")
+    notes: str = Field(
+        description="Explanations joined by one space: rule ids not in the corpus, named rules that do not match, "
+        "or why nothing matched; empty when there is none."
+    )
 
 
-DESCRIPTION = """\
+DESCRIPTION = f"""\
 Look up the operators' standing decisions (the rule corpus) that apply to a finding: the rules whose family \
-matches `finding_family` and all of whose predicates you assert. Each rule carries an operator_directive saying \
-when to resolve and when to escalate.
+matches `finding_family` and all of whose predicates you assert, or the rules named in `rule_ids`. Each rule \
+carries an operator_directive saying when to resolve and when to escalate.
 
-Inputs: `finding_id` (required, 1-256 bytes, echoed); `finding_family` (required, 1-128 bytes, e.g. \
-unusual-timing; matched as a whole value ignoring case, not trimmed); ten flat predicates (each default "", at \
+Inputs: `finding_id` (required, 1-256 bytes, echoed sanitized); `finding_family` (at most 128 bytes, e.g. \
+unusual-timing; matched as a whole value ignoring case, not trimmed; required unless `rule_ids` is given); \
+`rule_ids` (default [], at most {MAX_RULE_IDS} rule ids such as R-001, matched ignoring case): alone, it returns \
+the named rules, whatever their family, so you can check a rule id you are about to cite (an id not in the \
+corpus returns no rule and a note naming it; predicates need finding_family and are refused without it); with \
+`finding_family`, it keeps only the named rules that also match the family and predicates (a note names each \
+one that does not); ten flat predicates (each default "", at \
 most 256 bytes): maintenance_window, scheduled, resolution_event, location_change, automation_provenance, \
 deploy_release, sensitive_bulk_read, hr_provisioning, scenario_pattern, actor_role; `finding_metadata` (default \
-{}, at most 64 entries, keys at most 128 bytes, values at most 1,024 bytes) for any other predicate. Values are \
+{{}}, at most 64 entries, keys at most 128 bytes, values at most 1,024 bytes) for any other predicate. Values are \
 strings, usually "true" (write "true", not true); they compare ignoring case but exactly otherwise (" true" \
 does not match). Keys of finding_metadata are normalized (maintenanceWindow and maintenance-window both mean \
 maintenance_window; two keys normalizing alike are invalid_input); empty values are ignored; a non-empty flat \
@@ -90,22 +117,51 @@ Assert a predicate only when it is grounded in events you have read (search_even
 payloads; a finding's event_ids feed search_events `ids`), never because the finding claims it: an omitted \
 predicate never satisfies a rule, and a rule matched on an unverified predicate is a wrong triage.
 
-Output: `finding_id`, `rules` (in corpus order, each {id, applies_to: {family, metadata_match}, \
-operator_directive}), `corpus_sha256` (of the corpus bytes used), `notes` ("" or, when nothing matched, a note \
-naming the family). No match is a normal result. The corpus is `--rules FILE`, else the workspace's \
+Output: `finding_id`, `rules` (in corpus order, each {{id, applies_to: {{family, metadata_match}}, \
+operator_directive}}), `corpus_sha256` (of the corpus bytes used), `notes` ("" or explanations joined by one \
+space: each rule id not in the corpus, each named rule that does not match, or, when nothing matched a family \
+alone, a note naming the family). No match is a normal result. The corpus is `--rules FILE`, else the workspace's \
 rules/operator-decisions.yaml, else the embedded default; a corpus that cannot be read, fails its sha256 pin or \
 does not parse is upstream_unavailable.
 """
 
 
+def _check_selection(args: Input) -> None:
+    """A family or rule ids select the rules; predicates are only ever matched against a family's rules."""
+    if args.finding_family:
+        return
+    if not args.rule_ids:
+        raise InvalidInput("finding_family: is required unless rule_ids is given")
+    asserted = [name for name in FLAT_PREDICATES if getattr(args, name)]
+    asserted += [f"finding_metadata.{key}" for key, value in args.finding_metadata.items() if value]
+    if asserted:
+        raise InvalidInput(f"{asserted[0]}: a predicate needs finding_family")
+
+
 def handle(args: Input, ctx: Context) -> Output:
-    """Match the selected corpus against the family and the predicate map (§7)."""
+    """Select rules by id, by family and predicates (§7), or both: the named rules that also match."""
+    _check_selection(args)
     flat = {name: getattr(args, name) for name in FLAT_PREDICATES}
     predicates = rulefold.predicates(args.finding_metadata, flat)
     try:
         corpus = rulefold.corpus(ctx)
     except CorpusError as exc:
         raise UpstreamUnavailable(str(exc)) from None
-    rules = matching_rules(corpus, args.finding_family, predicates)
-    notes = "" if rules else f"no operator rule matched family {echo(args.finding_family)} with the supplied predicates"
-    return Output(finding_id=args.finding_id, rules=rulefold.views(rules), corpus_sha256=corpus.sha256, notes=notes)
+    named, missing = rules_by_id(corpus, args.rule_ids)
+    notes = [f"no rule with id {echo(rule_id)} exists in the corpus" for rule_id in missing]
+    if not args.finding_family:
+        rules = named
+    elif not args.rule_ids:
+        rules = matching_rules(corpus, args.finding_family, predicates)
+        if not rules:
+            notes.append(f"no operator rule matched family {echo(args.finding_family)} with the supplied predicates")
+    else:
+        rules = [rule for rule in named if matches(rule, args.finding_family, predicates)]
+        notes += [
+            f"rule {echo(rule.id)} does not match family {echo(args.finding_family)} with the supplied predicates"
+            for rule in named
+            if rule not in rules
+        ]
+    return Output(
+        finding_id=args.finding_id, rules=rulefold.views(rules), corpus_sha256=corpus.sha256, notes=" ".join(notes)
+    )

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from harness.context import Context
-from harness.fields import BoundedStr
+from harness.fields import BoundedStr, Echoed
 from harness.investigate import rulefold
 from harness.investigate.services import store
 from harness.investigate.views import METADATA_ALLOWLIST, event_view
@@ -114,9 +114,9 @@ class EventView(BaseModel):
 class FilterApplied(BaseModel):
     """The filters this call applied."""
 
-    actor: str = Field(description="The actor input as given.")
-    source: str = Field(description="The source input as given.")
-    type: str = Field(description="The type input as given.")
+    actor: Echoed = Field(description="The actor input, sanitized like stored text.")
+    source: Echoed = Field(description="The source input, sanitized like stored text.")
+    type: Echoed = Field(description="The type input, sanitized like stored text.")
     since: str = Field(description="The lower bound as an RFC3339 UTC instant, or empty.")
     until: str = Field(description="The upper bound as an RFC3339 UTC instant, or empty.")
     effective: Effective = Field(
@@ -161,8 +161,8 @@ it in the events.
 Output: `events` (each: id, source, type, actor, timestamp, target, action, and metadata: the allowlisted \
 payload keys {", ".join(METADATA_ALLOWLIST)} rendered as strings; get_raw_event shows the whole payload), \
 `matched_rules` ({{id, applies_to: {{family, metadata_match}}, operator_directive}}), `filter_applied` (actor, \
-source, type as given; since/until as RFC3339 UTC instants or ""; effective: none, applied or dropped), `notes` \
-(explanations joined by one space), `total` (all matches), `truncated` (total > limit). Every key is always \
+source, type as given, sanitized; since/until as RFC3339 UTC instants or ""; effective: none, applied or \
+dropped), `notes` (explanations joined by one space), `total` (all matches), `truncated` (total > limit). Every key is always \
 present; no match is a normal result with a note. Errors: invalid_input for a bad argument or an ambiguous id; \
 upstream_unavailable when the store cannot be read. A rule corpus that cannot be loaded leaves matched_rules \
 empty and says so in notes.

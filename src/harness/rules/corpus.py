@@ -19,7 +19,7 @@ from yaml.constructor import ConstructorError
 from yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
 from yaml.nodes import MappingNode
 
-from harness.text.casefold import normalize_key
+from harness.text.casefold import ci_key, normalize_key
 from harness.text.sanitize import echo, is_clean
 
 MAX_CORPUS_BYTES = 1024 * 1024
@@ -30,7 +30,7 @@ MAX_DIRECTIVE_BYTES = 4096
 WORKSPACE_RELPATH = Path("rules") / "operator-decisions.yaml"
 EMBEDDED_NAME = "operator-decisions.yaml"
 
-_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+RULE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _YAML = "tag:yaml.org,2002:"
 # Only the JSON-like core types may be tagged explicitly; everything else (python/*,
 # binary, set, omap, timestamp, local `!` tags) is refused rather than interpreted.
@@ -191,14 +191,14 @@ def _parse_rule(raw: Any, index: int, seen_ids: dict[str, str]) -> Rule:
     if isinstance(rule_id, str):
         where = f"rules[{index}] ({_quote(rule_id)})"
     _check_keys(raw, where, ("id", "applies_to", "operator_directive"))
-    if not isinstance(rule_id, str) or not _ID_RE.fullmatch(rule_id):
+    if not isinstance(rule_id, str) or not RULE_ID_RE.fullmatch(rule_id):
         raise _Invalid(f"{where}: id must match [A-Za-z0-9][A-Za-z0-9._-]{{0,63}}")
-    first = seen_ids.get(rule_id.lower())
+    first = seen_ids.get(ci_key(rule_id))
     if first is not None:
         raise _Invalid(
             f"{where}: duplicate rule id {_quote(rule_id)} (ids are unique ignoring case; first {_quote(first)})"
         )
-    seen_ids[rule_id.lower()] = rule_id
+    seen_ids[ci_key(rule_id)] = rule_id
 
     applies_to = raw["applies_to"]
     if not isinstance(applies_to, dict):

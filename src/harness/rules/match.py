@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from harness.rules.corpus import Corpus, Rule
-from harness.text.casefold import normalize_key
+from harness.text.casefold import ci_equal, ci_key, normalize_key
 from harness.text.sanitize import echo
-
-
-def _ci_equal(a: str, b: str) -> bool:
-    return a.lower() == b.lower()
 
 
 def matches(rule: Rule, family: str, predicates: Mapping[str, str]) -> bool:
@@ -18,11 +14,11 @@ def matches(rule: Rule, family: str, predicates: Mapping[str, str]) -> bool:
 
     No trimming or coercion: `"TRUE"` matches `"true"`, `" true"` does not; a missing predicate never matches.
     """
-    if not _ci_equal(family, rule.family):
+    if not ci_equal(family, rule.family):
         return False
     for key, want in rule.metadata_match.items():
         have = predicates.get(key)
-        if have is None or not _ci_equal(have, want):
+        if have is None or not ci_equal(have, want):
             return False
     return True
 
@@ -30,6 +26,24 @@ def matches(rule: Rule, family: str, predicates: Mapping[str, str]) -> bool:
 def matching_rules(corpus: Corpus, family: str, predicates: Mapping[str, str]) -> list[Rule]:
     """The rules of `corpus` matching `family` and `predicates`, in corpus order."""
     return [rule for rule in corpus.rules if matches(rule, family, predicates)]
+
+
+def rules_by_id(corpus: Corpus, ids: Iterable[str]) -> tuple[list[Rule], list[str]]:
+    """The rules whose id is ci-equal to one of `ids`, in corpus order, and the ids naming no rule.
+
+    Each missing id is listed once, in its first spelling, in the order given.
+    """
+    by_key = {ci_key(rule.id): rule for rule in corpus.rules}
+    wanted: set[str] = set()
+    missing: list[str] = []
+    for rule_id in ids:
+        key = ci_key(rule_id)
+        if key in wanted:
+            continue
+        wanted.add(key)
+        if key not in by_key:
+            missing.append(rule_id)
+    return [rule for rule in corpus.rules if ci_key(rule.id) in wanted], missing
 
 
 def predicate_map(finding_metadata: Mapping[str, str], flat: Mapping[str, str]) -> dict[str, str]:

@@ -77,6 +77,19 @@ def normalize_record_keys(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def ci_key(s: str) -> str:
+    """The form in which strings compare ignoring case: two strings are ci-equal when their keys are equal.
+
+    `str.lower` on both sides, never `casefold()`: `"STRASSE"` and `"straße"` stay different.
+    """
+    return s.lower()
+
+
+def ci_equal(a: str, b: str) -> bool:
+    """`a` and `b` are equal ignoring case (see ci_key)."""
+    return ci_key(a) == ci_key(b)
+
+
 def lookup(obj: Mapping[str, Any], name: str) -> Any | Literal[_Missing.MISSING]:
     """Value of key `name`, else of the first key (in the object's order) normalizing to `name`, else MISSING."""
     if name in obj:

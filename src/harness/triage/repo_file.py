@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from harness.context import Context
 from harness.errors import NotFound, Refused, UpstreamUnavailable
+from harness.fields import Echoed
 from harness.text.formatgate import violation
 from harness.triage.paths import path_problem
 
@@ -73,7 +74,7 @@ class Input(BaseModel):
 class Output(BaseModel):
     """One file of the watcher checkout; every key always present."""
 
-    path: str = Field(description="The path as given.")
+    path: Echoed = Field(description="The path as given.")
     bytes: int = Field(description="Size of the whole file in bytes.")
     sha256: str = Field(description="Lowercase hex SHA-256 of the whole file.")
     text: str = Field(description="The file's text, or its first max_bytes bytes cut to a whole character.")
