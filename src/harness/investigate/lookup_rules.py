@@ -11,7 +11,6 @@ from harness.errors import UpstreamUnavailable
 from harness.fields import BoundedStr
 from harness.investigate import rulefold
 from harness.rules import CorpusError, matching_rules
-from harness.text.sanitize import echo
 
 PREDICATE_BYTES = 256
 FLAT_PREDICATES = (
@@ -107,5 +106,5 @@ def handle(args: Input, ctx: Context) -> Output:
     except CorpusError as exc:
         raise UpstreamUnavailable(str(exc)) from None
     rules = matching_rules(corpus, args.finding_family, predicates)
-    notes = "" if rules else f"no operator rule matched family {echo(args.finding_family)} with the supplied predicates"
+    notes = "" if rules else rulefold.no_match_note(args.finding_family)
     return Output(finding_id=args.finding_id, rules=rulefold.views(rules), corpus_sha256=corpus.sha256, notes=notes)
