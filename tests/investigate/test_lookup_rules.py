@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from harness.investigate import lookup_rules
+from harness.investigate.rulefold import no_match_note
 from harness.text import canonjson
-from harness.text.sanitize import echo
 from tests.investigate.baseline_support import (  # noqa: F401 - fixtures
     Answer,
     clean_env_fixture,
@@ -48,8 +48,7 @@ def rule_json(rule_id: str) -> dict[str, Any]:
 
 
 def expected(rule_ids: list[str], family: str, finding_id: str = "f-1", sha256: str = EMBEDDED_SHA256) -> str:
-    # Echoed input is the JSON string of its sanitize_field form (investigate.md §0).
-    notes = "" if rule_ids else f"no operator rule matched family {echo(family)} with the supplied predicates"
+    notes = "" if rule_ids else no_match_note(family)
     return canonjson.dumps(
         {"finding_id": finding_id, "rules": [rule_json(r) for r in rule_ids], "corpus_sha256": sha256, "notes": notes}
     )
@@ -117,7 +116,8 @@ def test_vectors_over_the_embedded_corpus(
 def test_a_blank_family_passes_and_matches_nothing(workspace: Path, door: Callable[..., Answer]) -> None:
     result = door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": " ", "maintenance_window": "true"})
     assert result.text == expected([], " ", finding_id="f")
-    assert result.document["notes"] == 'no operator rule matched family "" with the supplied predicates'
+    # Echoed input is the JSON string of its sanitize_field form (investigate.md §0): a blank family echoes as "".
+    assert result.document["notes"] == no_match_note(" ") == no_match_note("")
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from runners import run_cli
 
 from harness.investigate import search_events, views
+from harness.investigate.rulefold import no_match_note
 from harness.rules import CorpusError, load_corpus
 from harness.text.casefold import MISSING, lookup
 from tests.investigate.ops_support import STORE_V, call, dumps, error, make_workspace
@@ -199,8 +201,64 @@ def test_ids_combine_with_the_other_filters(ws_v: Path) -> None:
 
 
 def test_limit_truncates_with_a_note(ws_v: Path) -> None:
-    note = "showing the first 2 of 5 matching events in stream order; narrow the filters or raise limit (at most 2000)."
+    note = (
+        "showing the oldest 2 of 5 matching events; narrow the filters, move since later or raise limit (at most 2000)."
+    )
     assert call(ws_v, OP, {"limit": 2}).text == expected(["e1", "e2"], total=5, notes=note)
+
+
+# A CloudTrail-like export: DeleteTrail at 20:53 is listed after the 20:57 events (its offset makes its string sort
+# after them too), two events share an instant, and a later file brings an even earlier event.
+TRAIL_FILE = [
+    {"Id": "ct-01", "Source": "aws", "EventType": "ConsoleLogin", "Actor": "mallory",
+     "Timestamp": "2026-03-02T20:57:01Z", "Payload": {"action": "ConsoleLogin", "target": "signin.aws"}},
+    {"Id": "ct-02", "Source": "aws", "EventType": "StopLogging", "Actor": "mallory",
+     "Timestamp": "2026-03-02T20:57:30Z", "Payload": {"action": "StopLogging", "target": "org-trail"}},
+    {"Id": "ct-03", "Source": "aws", "EventType": "CreateAccessKey", "Actor": "mallory",
+     "Timestamp": "2026-03-02T20:57:30Z", "Payload": {"action": "CreateAccessKey", "target": "mallory"}},
+    {"Id": "ct-04", "Source": "aws", "EventType": "DeleteTrail", "Actor": "mallory",
+     "Timestamp": "2026-03-02T21:53:10+01:00", "Payload": {"action": "DeleteTrail", "target": "org-trail"}},
+    {"Id": "ct-05", "Source": "aws", "EventType": "AssumeRole", "Actor": "ci-bot", "Timestamp": "2026-03-02T20:55:00Z"},
+]
+TRAIL_LATER_FILE = [
+    {"Id": "ct-06", "Source": "aws", "EventType": "ConsoleLogin", "Actor": "mallory",
+     "Timestamp": "2026-03-02T20:50:00Z"},
+]
+
+
+@pytest.fixture(scope="module")
+def ws_trail(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("trail")
+    workspace = root / "ws"
+    assert run_cli(["--workspace", str(workspace), "init", "--empty"]).exit_code == 0
+    for name, records in (("trail.jsonl", TRAIL_FILE), ("later.jsonl", TRAIL_LATER_FILE)):
+        (root / name).write_text("".join(json.dumps(record) + "\n" for record in records))
+        assert run_cli(["--workspace", str(workspace), "ingest", "events", str(root / name)]).exit_code == 0
+    return workspace
+
+
+@pytest.mark.parametrize(
+    ("arguments", "shown", "total"),
+    [
+        ({}, [("ct-06", "20:50:00"), ("ct-04", "20:53:10"), ("ct-05", "20:55:00"), ("ct-01", "20:57:01"),
+              ("ct-02", "20:57:30"), ("ct-03", "20:57:30")], 6),
+        ({"actor": "MALLORY", "limit": 2}, [("ct-06", "20:50:00"), ("ct-04", "20:53:10")], 5),
+        ({"actor": "mallory", "since": "2026-03-02T20:54:00Z", "until": "2026-03-02T20:58:00Z", "limit": 2},
+         [("ct-01", "20:57:01"), ("ct-02", "20:57:30")], 3),
+        ({"source": "aws", "type": "consolelogin"}, [("ct-06", "20:50:00"), ("ct-01", "20:57:01")], 2),
+        ({"ids": ["ct-03", "ct-02", "ct-04"]}, [("ct-04", "20:53:10"), ("ct-02", "20:57:30"), ("ct-03", "20:57:30")],
+         3),
+    ],
+)
+def test_events_come_oldest_first_whatever_the_export_order(
+    ws_trail: Path, arguments: dict[str, Any], shown: list[tuple[str, str]], total: int
+) -> None:
+    answer = call(ws_trail, OP, arguments)
+    events = answer.document["events"]
+    assert [(e["id"], e["timestamp"]) for e in events] == [(i, f"2026-03-02T{t}Z") for i, t in shown]
+    assert (answer.document["total"], answer.document["truncated"]) == (total, total > len(shown))
+    if total > len(shown):
+        assert answer.document["notes"] == search_events.truncation_note(len(shown), total, "events")
 
 
 def test_rules_fold_independently_of_the_events(ws_v: Path) -> None:
@@ -212,15 +270,24 @@ def test_rules_fold_independently_of_the_events(ws_v: Path) -> None:
     assert answer.text == expected([], actor="nobody", notes=EMPTY_NOTE, rules=[embedded_rule("R-001")])
 
 
+def test_no_rules_without_a_family(ws_v: Path) -> None:
+    arguments = {"finding_family": "", "finding_metadata": {"maintenance_window": "true"}}
+    assert call(ws_v, OP, arguments).text == expected(ALL)
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
         {"finding_family": "unusual-timing", "finding_metadata": {}},
-        {"finding_family": "", "finding_metadata": {"maintenance_window": "true"}},
+        {"finding_family": "forged-family", "finding_metadata": {"maintenance_window": "true"}},
+        {"finding_family": "forged\u202efamily\u0000"},
     ],
 )
-def test_no_rules_without_family_or_predicates(ws_v: Path, arguments: dict[str, Any]) -> None:
-    assert call(ws_v, OP, arguments).text == expected(ALL)
+def test_a_fold_matching_no_rule_says_so_as_lookup_rules_does(ws_v: Path, arguments: dict[str, Any]) -> None:
+    note = no_match_note(arguments["finding_family"])
+    assert call(ws_v, OP, arguments).text == expected(ALL, notes=note)
+    lookup = call(ws_v, "lookup_rules", {"finding_id": "f1", **arguments})
+    assert lookup.document["rules"] == [] and lookup.document["notes"] == note
 
 
 def test_a_broken_workspace_corpus_becomes_a_note(tmp_path: Path) -> None:
@@ -242,7 +309,7 @@ def test_notes_come_in_the_specified_order(tmp_path: Path) -> None:
     with pytest.raises(CorpusError) as raised:
         load_corpus(explicit=None, workspace=workspace, pin=None)
     truncation = (
-        "showing the first 1 of 2 matching events in stream order; narrow the filters or raise limit (at most 2000)."
+        "showing the oldest 1 of 2 matching events; narrow the filters, move since later or raise limit (at most 2000)."
     )
     answer = call(workspace, OP, {"actor": "baron", "since": "2027-01-01", "limit": 1, "finding_family": "x"})
     assert answer.text == expected(
@@ -566,7 +633,9 @@ def test_an_ambiguous_prefix_fails_the_call(
 def test_description_tells_the_agent_how_to_search() -> None:
     text = search_events.DESCRIPTION
     for phrase in (
-        "stream order",
+        "oldest first by timestamp",
+        "in the order they were ingested",
+        "words lookup_rules uses",
         "ignoring case",
         "never a substring",
         "one axis per call",

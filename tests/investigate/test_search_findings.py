@@ -90,9 +90,43 @@ def test_a_finding_without_timestamp_is_excluded_by_any_since(ws_f: Path) -> Non
 
 def test_limit_truncates_with_a_note(ws_f: Path) -> None:
     note = (
-        "showing the first 3 of 5 matching findings in stream order; narrow the filters or raise limit (at most 2000)."
+        "showing the oldest 3 of 5 matching findings; narrow the filters, move since later or raise limit "
+        "(at most 2000)."
     )
     assert call(ws_f, OP, {"limit": 3}).text == expected(["f1", "f2", "f3"], total=5, notes=note)
+
+
+# Findings as a detector exported them: not in time order, two at one instant, two without a timestamp.
+OUT_OF_ORDER = [
+    {"id": "fo-b", "actor": "mallory", "type": "trail-tamper", "timestamp": "2026-03-02T21:00:00Z"},
+    {"id": "fo-undated", "actor": "mallory", "type": "trail-tamper"},
+    {"id": "fo-a", "actor": "mallory", "type": "trail-tamper", "timestamp": "2026-03-02T21:53:00+01:00"},
+    {"id": "fo-c", "actor": "mallory", "type": "trail-tamper", "timestamp": "2026-03-02T21:00:00Z"},
+    {"id": "fo-undated-2", "actor": "ci-bot", "type": "trail-tamper"},
+]
+
+
+@pytest.fixture(scope="module")
+def ws_out_of_order(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_workspace(tmp_path_factory.mktemp("fo"), findings=OUT_OF_ORDER)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "ids", "total"),
+    [
+        ({}, ["fo-a", "fo-b", "fo-c", "fo-undated", "fo-undated-2"], 5),
+        ({"actor": "Mallory", "limit": 3}, ["fo-a", "fo-b", "fo-c"], 4),
+        ({"limit": 4}, ["fo-a", "fo-b", "fo-c", "fo-undated"], 5),
+        ({"since": "2026-03-02T20:53:00Z", "limit": 1}, ["fo-a"], 3),
+        ({"ids": ["fo-undated", "fo-c", "fo-a"]}, ["fo-a", "fo-c", "fo-undated"], 3),
+    ],
+)
+def test_findings_come_oldest_first_and_undated_last(
+    ws_out_of_order: Path, arguments: dict[str, Any], ids: list[str], total: int
+) -> None:
+    answer = call(ws_out_of_order, OP, arguments)
+    assert [finding["id"] for finding in answer.document["findings"]] == ids
+    assert (answer.document["total"], answer.document["truncated"]) == (total, total > len(ids))
 
 
 @pytest.mark.parametrize("requested", ["cafe1234", "CAFE1234", "cafe", "finding-cafe"])
@@ -186,7 +220,8 @@ def test_missing_store_reads_as_empty(tmp_path: Path) -> None:
 def test_description_tells_the_agent_how_to_search() -> None:
     text = search_findings.DESCRIPTION
     for phrase in (
-        "stream order",
+        "oldest first by timestamp",
+        "findings without a timestamp last",
         "ignoring case",
         "never a substring",
         "one axis per call",

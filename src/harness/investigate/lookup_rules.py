@@ -154,7 +154,7 @@ def handle(args: Input, ctx: Context) -> Output:
     elif not args.rule_ids:
         rules = matching_rules(corpus, args.finding_family, predicates)
         if not rules:
-            notes.append(f"no operator rule matched family {echo(args.finding_family)} with the supplied predicates")
+            notes.append(rulefold.no_match_note(args.finding_family))
     else:
         rules = [rule for rule in named if matches(rule, args.finding_family, predicates)]
         notes += [

@@ -16,6 +16,7 @@ from harness.context import Context
 from harness.errors import InvalidInput
 from harness.fields import BoundedStr, ObjectInput
 from harness.rules import Corpus, Rule, load_corpus, predicate_map
+from harness.text.sanitize import echo
 
 MAX_METADATA_ENTRIES = 64
 MAX_METADATA_KEY_BYTES = 128
@@ -75,3 +76,8 @@ def predicates(finding_metadata: Mapping[str, str], flat: Mapping[str, str] | No
 def views(rules: Iterable[Rule]) -> list[RuleView]:
     """Rules in the output shape, order kept."""
     return [RuleView.model_validate(rule.to_json()) for rule in rules]
+
+
+def no_match_note(family: str) -> str:
+    """The note of a lookup or a fold in which no rule matched `family` with the predicates (one wording for both)."""
+    return f"no operator rule matched family {echo(family)} with the supplied predicates"

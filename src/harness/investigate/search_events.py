@@ -1,5 +1,5 @@
-"""search_events (investigate.md §9.1): stored events by actor, source, type, ids and a time window, in stream
-order, with the operator rules of a finding family folded in."""
+"""search_events (investigate.md §9.1): stored events by actor, source, type, ids and a time window, oldest first
+(docs/decisions.md, "Result order"), with the operator rules of a finding family folded in."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def check_until(value: str) -> str:
 def truncation_note(limit: int, total: int, noun: str) -> str:
     """The note of a result longer than `limit` (shared with search_findings)."""
     return (
-        f"showing the first {limit} of {total} matching {noun} in stream order; narrow the filters or raise limit "
+        f"showing the oldest {limit} of {total} matching {noun}; narrow the filters, move since later or raise limit "
         f"(at most {MAX_LIMIT})."
     )
 
@@ -128,7 +128,9 @@ class FilterApplied(BaseModel):
 class Output(BaseModel):
     """Matching events and rules; every key is always present."""
 
-    events: list[EventView] = Field(description="The first `limit` matching events in stream order.")
+    events: list[EventView] = Field(
+        description="The oldest `limit` matching events, oldest first (the same timestamp: in ingest order)."
+    )
     matched_rules: list[rulefold.RuleView] = Field(
         description="Operator rules matching finding_family and finding_metadata, in corpus order."
     )
@@ -139,8 +141,8 @@ class Output(BaseModel):
 
 
 DESCRIPTION = f"""\
-Search the stored security events. Returns matching events in stream order (the order they were ingested; \
-never re-sorted by time), with the operator rules for the finding family you are investigating.
+Search the stored security events. Returns matching events oldest first by timestamp (events with the same \
+timestamp in the order they were ingested), with the operator rules for the finding family you are investigating.
 
 Filters (all optional, combined with AND): `actor`, `source`, `type` (each at most 256 bytes) match the whole \
 value ignoring case, never a substring or prefix: `bar` does not match baron. Use one axis per call: slug-like \
@@ -150,13 +152,14 @@ prefix of at least 4 characters (an ambiguous prefix is invalid_input listing th
 `event_ids` (from search_findings) feed `ids`. `since` / `until`: inclusive bounds, RFC3339 such as \
 2026-04-10T09:00:00Z or a UTC date such as 2026-04-10 (since = that day's first instant, until = its last). If \
 the window excludes every event the other filters match, it is dropped, unfiltered results are returned, and \
-`filter_applied.effective` is "dropped" with a note. `limit`: 1..{MAX_LIMIT}, default {DEFAULT_LIMIT}.
+`filter_applied.effective` is "dropped" with a note. `limit`: 1..{MAX_LIMIT}, default {DEFAULT_LIMIT}; the \
+oldest `limit` matches are returned (a later `since` shows later ones).
 
 Rules: `finding_family` (the finding's type, e.g. unusual-timing; at most 128 bytes) with `finding_metadata` \
 (at most 64 entries; keys at most 128 bytes, normalized so maintenanceWindow = maintenance_window; values are \
 strings at most 1,024 bytes: write "true", not true) returns in `matched_rules` the operator rules for that \
-family whose predicates all hold, independently of which events matched. Assert a predicate only after reading \
-it in the events.
+family whose predicates all hold, independently of which events matched; when none does, notes says so in the \
+words lookup_rules uses. Assert a predicate only after reading it in the events.
 
 Output: `events` (each: id, source, type, actor, timestamp, target, action, and metadata: the allowlisted \
 payload keys {", ".join(METADATA_ALLOWLIST)} rendered as strings; get_raw_event shows the whole payload), \
@@ -196,6 +199,9 @@ def answer(args: Input, view: StoreView, ctx: Context) -> Output:
             rules = rulefold.views(matching_rules(rulefold.corpus(ctx), args.finding_family, predicates))
         except CorpusError as exc:
             notes.append(f"rule matching skipped: {exc}")
+        else:
+            if not rules:
+                notes.append(rulefold.no_match_note(args.finding_family))
     if not page.total:
         notes.append(NOTE_EMPTY)
     if page.total > args.limit:

@@ -1,5 +1,5 @@
-"""search_findings (investigate.md §9.2): stored findings by actor, source, type, ids and a lower time bound, in
-stream order."""
+"""search_findings (investigate.md §9.2): stored findings by actor, source, type, ids and a lower time bound, oldest
+first (docs/decisions.md, "Result order")."""
 
 from __future__ import annotations
 
@@ -68,15 +68,18 @@ class Finding(BaseModel):
 class Output(BaseModel):
     """Matching findings; every key is always present."""
 
-    findings: list[Finding] = Field(description="The first `limit` matching findings in stream order.")
+    findings: list[Finding] = Field(
+        description="The oldest `limit` matching findings, oldest first (the same timestamp: in ingest order; "
+        "findings without a timestamp last)."
+    )
     notes: str = Field(description="Explanations joined by one space; empty when there is none.")
     total: int = Field(description="How many findings matched in all.")
     truncated: bool = Field(description="total > limit: more findings matched than were returned.")
 
 
 DESCRIPTION = f"""\
-Search the stored security findings (alerts raised by detectors). Returns matching findings in stream order \
-(the order they were ingested; never re-sorted by time).
+Search the stored security findings (alerts raised by detectors). Returns matching findings oldest first by \
+timestamp (findings with the same timestamp in the order they were ingested; findings without a timestamp last).
 
 Filters (all optional, combined with AND): `actor`, `source`, `type` (each at most 256 bytes) match the whole \
 value ignoring case, never a substring or prefix. Use one axis per call: slug-like names such as deploy-svc or \
@@ -85,7 +88,7 @@ ignoring case, without their `finding-` prefix, or a unique prefix of at least 4
 prefix is invalid_input listing the candidates). `since`: inclusive lower bound on the finding's timestamp, \
 RFC3339 such as 2026-04-10T09:00:00Z or a UTC date such as 2026-04-10 (its first instant); findings without a \
 timestamp are excluded when it is given. There is no upper bound and no window fallback. `limit`: \
-1..{MAX_LIMIT}, default {DEFAULT_LIMIT}.
+1..{MAX_LIMIT}, default {DEFAULT_LIMIT}; the oldest `limit` matches are returned (a later `since` shows later ones).
 
 Output: `findings` (each with every key: id, source, severity, type, actor, timestamp ("" when none), reason, \
 evidence, event_ids; reason and the strings inside evidence are sanitized), `notes` (explanations joined by one \

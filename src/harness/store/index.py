@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -24,20 +25,26 @@ from typing import Any, Protocol
 from harness.errors import UpstreamUnavailable
 from harness.store.baseline_model import Baseline
 from harness.store.git import Git, unavailable
-from harness.store.query import Page, RecordFilter, StoreView
+from harness.store.query import Page, RecordFilter, StoreView, time_key
 from harness.store.reader import duplicate_id, list_segments, read_stream, segment_records
 from harness.store.replay import ReplayView
 from harness.store.segments import Segment, SegmentMeta
 from harness.store.streams import STREAMS, StreamSpec
-from harness.text.rfc3339 import parse_timestamp
+from harness.text.rfc3339 import MAX_INSTANT
 
 log = logging.getLogger("harness.store")
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: ts is the result-order key and the order indexes end in (ts, seq)
 BUSY_TIMEOUT_S = 5.0
 _UNWRITABLE_CODES = {3, 8, 10, 13, 14}  # PERM, READONLY, IOERR, FULL, CANTOPEN
 _BUSY_CODES = {5, 6}  # BUSY, LOCKED
-_FILTER_COLUMNS = ("actor", "type", "source")  # in the order an index is preferred: actor is the most selective
+_FILTER_COLUMNS = ("actor", "type", "source")
+# Every combination of the equality filters has its own index of those columns then ts; SQLite ends every index
+# key with the rowid (seq), so each is ordered by (columns, ts, seq), the result order: a page is read from the
+# start of its range, never sorted, and the count reads the same index without touching a row.
+_ORDER_KEYS = tuple(
+    columns for size in range(len(_FILTER_COLUMNS) + 1) for columns in itertools.combinations(_FILTER_COLUMNS, size)
+)
 
 
 class _Unwritable(Exception):
@@ -52,6 +59,10 @@ def _table(stream: str) -> str:
     return f"r_{stream}"
 
 
+def _order_index(table: str, columns: Sequence[str]) -> str:
+    return f"{table}_by_{'_'.join(columns) or 'time'}"
+
+
 def _schema() -> list[str]:
     statements = [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -64,12 +75,15 @@ def _schema() -> list[str]:
             statements.append(f"CREATE TABLE {table} (seq INTEGER PRIMARY KEY, sha256 TEXT NOT NULL, line BLOB NOT NULL)")
             continue
         # source/type/actor/lid hold Python str.lower() forms: ci-equal is never SQLite's lower() or LIKE.
+        # ts is the record's time_key (UNDATED for a record without a timestamp).
         statements += [
             f"CREATE TABLE {table} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, lid TEXT NOT NULL,"
-            " source TEXT NOT NULL, type TEXT NOT NULL, actor TEXT NOT NULL, ts INTEGER, line BLOB NOT NULL)",
+            " source TEXT NOT NULL, type TEXT NOT NULL, actor TEXT NOT NULL, ts INTEGER NOT NULL, line BLOB NOT NULL)",
             f"CREATE UNIQUE INDEX {table}_lid ON {table} (lid)",
-            *(f"CREATE INDEX {table}_{column} ON {table} ({column}, seq)" for column in _FILTER_COLUMNS),
-            f"CREATE INDEX {table}_ts ON {table} (ts)",
+            *(
+                f"CREATE INDEX {_order_index(table, columns)} ON {table} ({', '.join((*columns, 'ts'))})"
+                for columns in _ORDER_KEYS
+            ),
         ]
     return statements
 
@@ -210,7 +224,6 @@ class _MemoryBackend:
 
 
 def _keyed_row(seq: int, record: dict[str, Any], line: bytes) -> tuple[Any, ...]:
-    stamp = record["timestamp"]
     return (
         seq,
         record["id"],
@@ -218,7 +231,7 @@ def _keyed_row(seq: int, record: dict[str, Any], line: bytes) -> tuple[Any, ...]
         record["source"].lower(),
         record["type"].lower(),
         record["actor"].lower(),
-        parse_timestamp(stamp) if stamp else None,
+        time_key(record["timestamp"]),
         line,
     )
 
@@ -531,13 +544,14 @@ class IndexView(StoreView):
             return Page()
         if not _encodable([flt.actor, flt.source, flt.type, *(flt.ids or ())]):
             return Page()
-        where, params = _where(flt)
         table = _table(stream)
+        where, params, index = _where(table, flt)
+        source = f"{table} INDEXED BY {index}"
         try:
-            total = self._query(f"SELECT count(*) FROM {table} WHERE {where}", params)[0][0]
+            total = self._query(f"SELECT count(*) FROM {source} WHERE {where}", params)[0][0]
             if not total:
                 return Page()
-            rows = self._query(f"SELECT line FROM {table} WHERE {where} ORDER BY seq LIMIT ?", [*params, limit])
+            rows = self._query(f"SELECT line FROM {source} WHERE {where} ORDER BY ts, seq LIMIT ?", [*params, limit])
         except sqlite3.DatabaseError:
             return self._replay().select(stream, flt, limit)
         return Page(records=[json.loads(line) for (line,) in rows], total=total)
@@ -612,29 +626,29 @@ class IndexView(StoreView):
         return count, [str(row[0]) for row in shown]
 
 
-def _where(flt: RecordFilter) -> tuple[str, list[Any]]:
-    """The WHERE clause of a filter. One condition drives the index (ids, else actor, type, source, else
-    the window); `+` keeps SQLite from picking a less selective index for the others."""
+def _where(table: str, flt: RecordFilter) -> tuple[str, list[Any], str]:
+    """The WHERE clause of a filter and the index that serves it in result order: the id index for ids (each
+    id is one row, so at most MAX_IDS rows are sorted), else the order index of exactly the given equality
+    columns, whose (ts, seq) tail is the window's range and the result order. The index is named, not left
+    to the planner, so a plan that would sort the whole match set cannot be chosen."""
     given = [name for name in _FILTER_COLUMNS if getattr(flt, name)]
-    lead = "lid" if flt.ids is not None else (given[0] if given else "ts")
     conditions: list[str] = []
     params: list[Any] = []
-
-    def column(name: str) -> str:
-        return name if name == lead else f"+{name}"
-
     if flt.ids is not None:
+        index = f"{table}_lid"
         wanted = sorted({stored.lower() for stored in flt.ids})
         conditions.append(f"lid IN ({', '.join('?' * len(wanted))})")
         params += wanted
+    else:
+        index = _order_index(table, given)
     for name in given:
-        conditions.append(f"{column(name)} = ?")
+        conditions.append(f"{name} = ?")
         params.append(getattr(flt, name).lower())
     if flt.since is not None:
-        conditions.append(f"{column('ts')} >= ?")
+        conditions.append("ts >= ?")
         params.append(flt.since)
-    if flt.until is not None:
-        conditions.append(f"{column('ts')} <= ?")
-        params.append(flt.until)
-    return " AND ".join(conditions) or "1", params
-
+    if flt.since is not None or flt.until is not None:
+        # The upper bound also keeps undated records (ts = UNDATED) outside every window.
+        conditions.append("ts <= ?")
+        params.append(MAX_INSTANT if flt.until is None else min(flt.until, MAX_INSTANT))
+    return " AND ".join(conditions) or "1", params, index

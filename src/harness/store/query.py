@@ -11,6 +11,16 @@ from harness.errors import InternalError
 from harness.store import resolve
 from harness.store.baseline_model import Baseline
 from harness.store.streams import stream_spec
+from harness.text.rfc3339 import MAX_INSTANT, parse_timestamp
+
+# The sort instant of a record without a timestamp (findings may have none): after every real instant, so
+# undated records come last, in stream order (docs/decisions.md, "Result order").
+UNDATED = MAX_INSTANT + 1
+
+
+def time_key(timestamp: str) -> int:
+    """The instant a record sorts by in a result: its timestamp, or UNDATED when it has none."""
+    return parse_timestamp(timestamp) if timestamp else UNDATED
 
 
 @dataclass(frozen=True)
@@ -28,7 +38,7 @@ class RecordFilter:
 
 @dataclass(frozen=True)
 class Page:
-    """The first records of a result in stream order, and the result's full size."""
+    """The first records of a result in result order (oldest first, ties in stream order), and its full size."""
 
     records: list[dict[str, Any]] = field(default_factory=list)
     total: int = 0
@@ -41,7 +51,10 @@ class StoreView(abc.ABC):
 
     @abc.abstractmethod
     def select(self, stream: str, flt: RecordFilter, limit: int) -> Page:
-        """Records of a keyed stream matching `flt`: the first `limit` in stream order and the total."""
+        """Records of a keyed stream matching `flt`: the oldest `limit` and the total.
+
+        Result order is by `time_key` of the timestamp, ties (and undated records) in stream order.
+        """
 
     @abc.abstractmethod
     def records(self, stream: str) -> Iterator[dict[str, Any]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.store.baseline_model import Baseline
 from harness.store.git import Git
-from harness.store.query import Page, RecordFilter, StoreView
+from harness.store.query import Page, RecordFilter, StoreView, time_key
 from harness.store.reader import read_stream
 from harness.store.streams import STREAMS, encode_record, stream_spec
 from harness.text.rfc3339 import parse_timestamp
@@ -43,6 +43,8 @@ class ReplayView(StoreView):
     def select(self, stream: str, flt: RecordFilter, limit: int) -> Page:
         ids = None if flt.ids is None else {stored.lower() for stored in flt.ids}
         matched = [record for record in self._streams[stream] if self._matches(record, flt, ids)]
+        # sorted() is stable: records with the same instant keep their stream order.
+        matched = sorted(matched, key=lambda record: time_key(record["timestamp"]))
         return Page(records=matched[:limit], total=len(matched))
 
     def records(self, stream: str) -> Iterator[dict[str, Any]]:
