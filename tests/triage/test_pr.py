@@ -510,6 +510,15 @@ def _extra_indicator(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
+def _absent_without_takedown(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    def plain(document: dict[str, Any]) -> None:
+        document["proposed_changes"][2]["provenance"] = "maintainer report"
+
+    result = reverified(results["tp-absent"], plain)
+    result["ioc_entries"][2]["provenance"] = "maintainer report"
+    return result
+
+
 INCONSISTENT = "result is internally inconsistent: "
 
 
@@ -545,6 +554,12 @@ INCONSISTENT = "result is internally inconsistent: "
          "$.suppressions is not empty in a TP result"),
         (lambda rs: edited(rs, "A14", ("report_entry",), rs["A1"]["report_entry"]),
          "$.report_entry is not null in a TP result"),
+        (_absent_without_takedown, "$.pkgbase is empty (package absent from the AUR), but package indicator 2 of "
+         "verdict_document cites no takedown"),
+        (lambda rs: edited(rs, "A1", ("pkgbase",), ""),
+         "$.pkgbase is empty, but an FP verifies only for a package on the AUR"),
+        (lambda rs: edited(rs, "A1", ("checks", 3, "passed"), False),
+         "$.checks[3].passed is false in a verified result"),
     ],
 )
 def test_every_part_a_renderer_reads_must_agree_with_the_verdict(

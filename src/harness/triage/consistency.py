@@ -15,7 +15,13 @@ from harness.text.formatgate import FormatError, json_path
 from harness.triage.ioc import check_indicators, ioc_entries
 from harness.triage.result import Result
 from harness.triage.verdict import Suppression, ValidationError, Verdict, validate_verdict
-from harness.triage.verify import report_head, suppression_reason_head, verified_findings_table, version_transition
+from harness.triage.verify import (
+    report_head,
+    suppression_reason_head,
+    verified_findings_table,
+    version_transition,
+    without_takedown,
+)
 
 
 def _inconsistent(what: str) -> InvalidInput:
@@ -41,6 +47,8 @@ def _head(result: Result) -> Verdict:
 
 
 def _fp_problems(document: dict[str, Any], result: Result, verdict: Verdict) -> Iterator[str]:
+    if not result.pkgbase:
+        yield "$.pkgbase is empty, but an FP verifies only for a package on the AUR"
     reasons = {c.rule_id: c.reason for c in verdict.proposed_changes if isinstance(c, Suppression)}
     expected = sorted(reasons)
     got = [record.rule_id for record in result.suppressions]
@@ -90,6 +98,12 @@ def _tp_problems(document: dict[str, Any], result: Result, verdict: Verdict) -> 
             if entry[key] != want[key]:
                 yield f"{json_path(('ioc_entries', i, key))} differs from what verdict_document gives"
                 return
+    index = without_takedown(verdict)
+    if not result.pkgbase and index is not None:
+        yield (
+            f"$.pkgbase is empty (package absent from the AUR), but package indicator {index} of verdict_document "
+            "cites no takedown"
+        )
     if result.suppressions:
         yield "$.suppressions is not empty in a TP result"
     if result.report_entry is not None:
@@ -97,6 +111,9 @@ def _tp_problems(document: dict[str, Any], result: Result, verdict: Verdict) -> 
 
 
 def _problems(document: dict[str, Any], result: Result, verdict: Verdict) -> Iterator[str]:
+    failed = next((i for i, check in enumerate(result.checks) if not check.passed), None)
+    if failed is not None:
+        yield f"{json_path(('checks', failed, 'passed'))} is false in a verified result"
     transition = version_transition(verdict)
     if result.version_transition != transition:
         yield f"$.version_transition {result.version_transition} differs from verdict_document ({transition})"

@@ -77,12 +77,20 @@ def _rpc_check(verdict: Verdict, session: AurSession | UnusableClient) -> tuple[
     return CheckOutcome("aur_rpc", (), passed, reasons[answer.outcome], evidence), answer
 
 
-def _takedown_rpc_check(verdict: Verdict, check: CheckOutcome) -> CheckOutcome:
-    """TP and absent: passes only when every package indicator's provenance cites a takedown (§8)."""
+def without_takedown(verdict: Verdict) -> int | None:
+    """The index of the first package indicator whose provenance cites no takedown, else None."""
     for index, change in enumerate(verdict.proposed_changes):
         if isinstance(change, IocChange) and change.type == "package" and not _TAKEDOWN.search(change.provenance):
-            reason = f"package {verdict.package} is not on the AUR and package indicator {index} cites no takedown"
-            return CheckOutcome("aur_rpc", (), False, reason, check.evidence)
+            return index
+    return None
+
+
+def _takedown_rpc_check(verdict: Verdict, check: CheckOutcome) -> CheckOutcome:
+    """TP and absent: passes only when every package indicator's provenance cites a takedown (§8)."""
+    index = without_takedown(verdict)
+    if index is not None:
+        reason = f"package {verdict.package} is not on the AUR and package indicator {index} cites no takedown"
+        return CheckOutcome("aur_rpc", (), False, reason, check.evidence)
     reason = f"package {verdict.package} is not on the AUR; every package indicator cites a takedown"
     return CheckOutcome("aur_rpc", (), True, reason, check.evidence)
 
