@@ -217,6 +217,12 @@ def test_check_tree_uses_the_mode_for_each_path() -> None:
         check_tree({"items": ["two\nlines"]}, mode_for)  # type: ignore[arg-type]
 
 
+def test_check_tree_leaves_a_path_without_a_mode_to_its_own_gate() -> None:
+    check_tree({"diff": "caf\u00e9\r\n"}, lambda path: None if path == ("diff",) else "line")
+    with pytest.raises(FormatError):
+        check_tree({"caf\u00e9": "x"}, lambda path: None)
+
+
 def test_check_tree_on_a_bare_string_uses_the_root_path() -> None:
     with pytest.raises(FormatError) as info:
         check_tree("x\u00e9", line_everywhere)

@@ -23,6 +23,8 @@ from harness.errors import EXIT_CODES
 from harness.mcp_server import build_server
 from harness.surface import OPERATIONS
 from harness.triage import fp_agent_verify
+from harness.triage.verdict import validate_verdict
+from harness.triage.verify import verified_findings_table
 from tests.net.https_server import HttpsServer
 from tests.triage.fake_aur import (
     TAKEDOWN_PROVENANCE,
@@ -144,6 +146,18 @@ def verify_all(ca: trustme.CA, tmp: Path) -> dict[str, dict[str, Any]]:
 def fresh(results: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
     """A mutable copy of one result."""
     return copy.deepcopy(results[name])
+
+
+def reverified(result: dict[str, Any], edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """A copy of a verified result whose verdict document `edit` changed, with the parts the verdict fixes
+    (digest, findings table) recomputed: what fp_agent_verify gives when the edit does not touch the checks."""
+    copied = copy.deepcopy(result)
+    edit(copied["verdict_document"])
+    verdict = validate_verdict(copied["verdict_document"])
+    copied["verdict_sha256"] = verdict.sha256
+    copied["checks"][0]["evidence"]["verdict_sha256"] = verdict.sha256
+    copied["findings_table"] = verified_findings_table(verdict)
+    return copied
 
 
 @dataclass

@@ -11,8 +11,13 @@ import trustme
 from render_support import Answer, call_both, fresh, render_workspace, verify_all
 
 from harness import __version__
+from harness.errors import InvalidInput
+from harness.text import canonjson
 from harness.text.formatgate import check_tree
-from harness.triage.alert import MAX_ENVELOPE_BYTES, envelope_mode
+from harness.triage.alert import MAX_ENVELOPE_BYTES, envelope_mode, render_alert
+from harness.triage.render import Rendering
+from harness.triage.result import parse_result
+from harness.triage.verdict import validate_verdict
 
 HASH = "854216add0a53613db64d748eac6731fb549c9ada21b33ceafec83c6597f584d"
 PROVENANCE = "AUR takedown 2026-01-14, maintainer report"
@@ -118,27 +123,25 @@ def test_section_10_applies(ws: Path, results: dict[str, dict[str, Any]]) -> Non
     assert answer.error["message"] == "result: is required"
 
 
-def _padded(results: dict[str, dict[str, Any]], padding: int) -> dict[str, Any]:
+def _padded(results: dict[str, dict[str, Any]], padding: int) -> Rendering:
     result = fresh(results, "A14")
     for entry in result["ioc_entries"]:
         entry["provenance"] = "p" * 1000
     template = result["ioc_entries"][0]
     result["ioc_entries"] = [dict(template, value=f"h{i}.example.net") for i in range(400)]
     result["ioc_entries"][0]["provenance"] += "p" * padding
-    return result
+    return Rendering(result, parse_result(result), validate_verdict(result["verdict_document"]))
 
 
-def test_the_envelope_stays_under_900000_bytes(ws: Path, results: dict[str, dict[str, Any]]) -> None:
-    base = alert(ws, _padded(results, 0))
-    assert base.exit_code == 0
-    size = len(base.text.encode())
-    fits = alert(ws, _padded(results, MAX_ENVELOPE_BYTES - 1 - size))
-    assert len(fits.text.encode()) == MAX_ENVELOPE_BYTES - 1
-    over = alert(ws, _padded(results, MAX_ENVELOPE_BYTES - size))
-    assert (over.exit_code, over.error["message"]) == (
-        2,
-        "result: the envelope would be 900,000 bytes, not under 900,000",
-    )
+def test_the_envelope_stays_under_900000_bytes(results: dict[str, dict[str, Any]]) -> None:
+    # The verdict's own caps keep a consistent result's envelope far below the cap, so the cap is
+    # checked on the renderer itself, with a rendering no front door would let through.
+    size = len(canonjson.dumps_bytes(render_alert(_padded(results, 0))))
+    fits = render_alert(_padded(results, MAX_ENVELOPE_BYTES - 1 - size))
+    assert len(canonjson.dumps_bytes(fits)) == MAX_ENVELOPE_BYTES - 1
+    with pytest.raises(InvalidInput) as caught:
+        render_alert(_padded(results, MAX_ENVELOPE_BYTES - size))
+    assert str(caught.value) == "result: the envelope would be 900,000 bytes, not under 900,000"
 
 
 def test_cli_reads_the_result_from_a_file_or_inline_json(ws: Path, results: dict[str, dict[str, Any]]) -> None:

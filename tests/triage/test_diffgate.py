@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from watcher import RULES_PATH, creation_diff, edit_diff, rules_line
 
-from harness.triage.diffgate import MAX_DIFF_BYTES, DiffRejected, screen
+from harness.triage.diffgate import MAX_DIFF_BYTES, DiffRejected, place, screen
 
 EDIT = edit_diff(2, 'RULE_002 = "changed"')
 
@@ -130,8 +130,20 @@ def test_a_hunk_with_more_lines_than_counted_is_refused() -> None:
     assert rejection(RULES_PATH, diff) == "hunk 1 has more lines than its @@ header counts"
 
 
-def test_a_crlf_line_is_refused() -> None:
-    assert rejection(RULES_PATH, EDIT.replace("\n", "\r\n", 1)) == "diff contains CR"
+def test_a_cr_in_a_header_or_an_added_line_is_refused() -> None:
+    assert rejection(RULES_PATH, EDIT.replace("\n", "\r\n", 1)) == "diff line 1 contains CR"
+    assert rejection(RULES_PATH, edit_diff(2, "new\r")) == "diff line 6 contains CR"
+
+
+def test_context_and_removed_lines_may_carry_utf8_and_cr_as_the_file_does() -> None:
+    diff = (
+        f"--- a/{RULES_PATH}\n+++ b/{RULES_PATH}\n@@ -1,3 +1,3 @@ caf\u00e9 heading\n"
+        " caf\u00e9 cr\u00e8me\r\n-\u2014 old \u2603\r\n+plain ascii\n \x1b[31m\n"
+    )
+    screened = screen(RULES_PATH, diff)
+    assert (screened.added, screened.removed) == (1, 1)
+    assert screened.hunks[0].old_lines == ("caf\u00e9 cr\u00e8me\r\n", "\u2014 old \u2603\r\n", "\x1b[31m\n")
+    assert screened.hunks[0].new_lines == ("caf\u00e9 cr\u00e8me\r\n", "plain ascii\n", "\x1b[31m\n")
 
 
 def test_a_262145_byte_diff_is_refused_and_262144_is_not_refused_for_size() -> None:
@@ -150,9 +162,10 @@ def test_path_rules_come_first() -> None:
 
 def test_characters_outside_the_diff_mode_are_refused() -> None:
     assert rejection(RULES_PATH, edit_diff(2, "caf\u00e9")) == (
-        "format gate: diff: character U+00E9 at index 210 is not allowed"
+        "format gate: diff line 6: character U+00E9 at index 4 is not allowed"
     )
-    assert rejection(RULES_PATH, edit_diff(2, "a\x1bb")).startswith("format gate: diff: character U+001B")
+    assert rejection(RULES_PATH, edit_diff(2, "a\x1bb")).startswith("format gate: diff line 6: character U+001B")
+    assert rejection(RULES_PATH, f"--- a/{RULES_PATH}\u00e9\n").startswith("format gate: diff line 1: character U+00E9")
     assert rejection(RULES_PATH, edit_diff(2, "\ud800")) == "diff is not UTF-8"
 
 
@@ -200,3 +213,38 @@ def test_screen_only_ever_rejects_with_a_reason(diff: str) -> None:
         assert str(exc)
     else:
         assert screened.added + screened.removed >= 0
+
+
+ORIGINAL = "".join(f"L{n}\n" for n in range(1, 11))
+
+
+def placed(diff_body: str, original: str = ORIGINAL) -> str:
+    return place(original, screen(RULES_PATH, f"--- a/{RULES_PATH}\n+++ b/{RULES_PATH}\n{diff_body}"))
+
+
+def test_place_puts_each_hunk_where_its_header_says() -> None:
+    assert placed("@@ -5,0 +6 @@\n+INJECT = 1\n") == ORIGINAL.replace("L5\n", "L5\nINJECT = 1\n")
+    assert placed("@@ -0,0 +1 @@\n+top\n") == "top\n" + ORIGINAL
+    assert placed("@@ -2 +1,0 @@\n-L2\n@@ -9,2 +8,2 @@\n L9\n-L10\n+ten\n\\ No newline at end of file\n") == (
+        ORIGINAL.replace("L2\n", "").replace("L10\n", "ten")
+    )
+    assert placed("@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n", "a") == "b\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("@@ -6 +6 @@\n-L5\n+five\n", "hunk 1 does not match the file at line 6"),
+        ("@@ -11 +11 @@\n-L11\n+x\n", "hunk 1 (-11) lies outside the file or before the previous hunk"),
+        (
+            "@@ -5 +5 @@\n-L5\n+x\n@@ -2 +2 @@\n-L2\n+y\n",
+            "hunk 2 (-2) lies outside the file or before the previous hunk",
+        ),
+        ("@@ -5,0 +9 @@\n+x\n", "hunk 1 says +9, but -5 puts it elsewhere"),
+        ("@@ -10 +10 @@\n-L10\n\\ No newline at end of file\n+x\n", "hunk 1 does not match the file at line 10"),
+    ],
+)
+def test_place_refuses_hunks_that_do_not_fit_where_they_say(body: str, reason: str) -> None:
+    with pytest.raises(DiffRejected) as caught:
+        placed(body)
+    assert str(caught.value) == reason

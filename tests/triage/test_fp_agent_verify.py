@@ -732,3 +732,29 @@ def test_cli_and_mcp_bytes_agree(
 ) -> None:
     install(fake_aur)
     both_doors(fake_aur.workspace, verdict())
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 7: provenance is prose; a diff's characters are the code-fix gate's business, not the verdict's
+
+
+def test_a_double_hyphen_in_a_provenance_is_invalid_input_naming_it(fake_aur: FakeAur, door: Door) -> None:
+    install_typo(fake_aur)
+    verdict = tp_sample()
+    verdict["proposed_changes"][1]["provenance"] = "maintainer report -- see the AUR thread"
+    assert error(door(fake_aur.workspace, verdict)) == (
+        'verdict: format gate: $.proposed_changes[1].provenance: "--" sentence separator (U+002D U+002D) at '
+        "index 18 is not allowed in prose"
+    )
+    assert fake_aur.targets() == []
+
+
+def test_code_fixes_with_non_ascii_or_cr_never_block_the_verdict(demo: FakeAur, door: Door) -> None:
+    verdict = v0()
+    verdict["code_fixes"] = [
+        {"path": "src/trustsight/a.py", "diff": "--- a/src/trustsight/a.py\n+++ b/src/trustsight/a.py\n"
+                                                "@@ -1 +1 @@\n-caf\u00e9\r\n+caf\u00e9 cr\u00e8me\r\n"},
+    ]  # fmt: skip
+    result = ok(door(demo.workspace, verdict))
+    assert (result["verified"], result["reason"]) == (True, "all checks passed")
+    assert result["verdict_document"]["code_fixes"] == verdict["code_fixes"]

@@ -19,12 +19,14 @@ from render_support import (
     call_mcp,
     fresh,
     render_workspace,
+    reverified,
     verify_all,
 )
-from watcher import RULES_PATH, head, make_watcher, rules_line, rules_text, tree_state
+from watcher import RULES_PATH, edit_diff, head, make_watcher, rules_line, rules_text, tree_state
 
 from harness.text.formatgate import check
 from harness.triage.render import branch, pretty_json, rules_phrase
+from harness.triage.verdict import verdict_sha256
 
 DAY = "2026-01-15"
 RESULT_CAP = 2_097_152
@@ -62,7 +64,7 @@ Verdict confidence: high. Verdict sha256: {V0_SHA256}.
 
 ## Rationale
 
-The install scriptlet did not change in this update.
+    The install scriptlet did not change in this update.
 
 ## Code fixes
 
@@ -254,7 +256,7 @@ def test_the_tp_pr_of_16_1(ws: Path, results: dict[str, dict[str, Any]]) -> None
         "## Provenance\n\n"
         f"- domain:updates.tiny-typo-c2.net: {provenance}\n"
         f"- hash:{hash_value}: {provenance}\n\n"
-        "## Rationale\n\nThe package fetches a second stage from a typosquatted host.\n\n"
+        "## Rationale\n\n    The package fetches a second stage from a typosquatted host.\n\n"
         f"## Files\n\n- {TP_FILE} (496 bytes)\n\n"
         f"## Review\n\n{TP_REVIEW}\n"
     )
@@ -316,7 +318,7 @@ def test_trustsight_harness_records_the_result_as_received(ws: Path, results: di
 def test_pipes_in_verdict_text_are_escaped_in_tables_only(ws: Path, results: dict[str, dict[str, Any]]) -> None:
     body = pr(ws, results["pipes"]).document["body"]
     assert f"| R007 in tiny-demo.install | Same \\| bytes, x\\\\|y kept. | suppression in {V0_FILE} |" in body
-    assert "## Rationale\n\nLine one | with a pipe.\nLine two.\n\n## Code fixes" in body
+    assert "## Rationale\n\n    Line one | with a pipe.\n    Line two.\n\n## Code fixes" in body
 
 
 @pytest.mark.parametrize(
@@ -411,14 +413,15 @@ def test_section_10_checks_in_order(
 
 def test_result_cap_is_two_mebibytes(ws: Path, results: dict[str, dict[str, Any]]) -> None:
     # Over MCP the cap applies to the canonical JSON of the received object: exactly the cap passes.
+    # A check's reason is the one free `line` string a renderer never shows, so it pads the result.
     result = fresh(results, "A1")
-    result["findings_table"] = ""
+    result["checks"][0]["reason"] = ""
     size = len(json.dumps(result, sort_keys=True, separators=(",", ":")).encode())
-    result["findings_table"] = "x" * (RESULT_CAP - size)
+    result["checks"][0]["reason"] = "x" * (RESULT_CAP - size)
     arguments = {"result": result, "target_repo": "trustsight", "date": DAY}
     at_cap, _ = call_mcp(ws, "fp_agent_pr", arguments)
-    assert at_cap.error["message"].startswith("body: ")
-    result["findings_table"] += "x"
+    assert at_cap.exit_code == 0
+    result["checks"][0]["reason"] += "x"
     over, _ = call_mcp(ws, "fp_agent_pr", arguments)
     assert over.error == {
         "code": "invalid_input",
@@ -431,9 +434,12 @@ def test_result_cap_is_two_mebibytes(ws: Path, results: dict[str, dict[str, Any]
 
 
 def test_a_body_over_65536_characters_is_invalid_input(ws: Path, results: dict[str, dict[str, Any]]) -> None:
-    result = fresh(results, "A1")
-    result["findings_table"] = "x" * 65_536
-    answer = pr(ws, result)
+    # 64 evidence items with the longest file and a claim of pipes (escaped to two characters each).
+    def long_evidence(document: dict[str, Any]) -> None:
+        item = {"rule_id": "R007", "file": "f" * 255, "line": 10_000_000, "claim": "|" * 500}
+        document["evidence"] = [dict(item, file=f"{i:02d}" + "f" * 253) for i in range(64)]
+
+    answer = pr(ws, reverified(results["A1"], long_evidence))
     assert (answer.exit_code, answer.error["code"]) == (2, "invalid_input")
     assert answer.error["message"].startswith("body: the rendered body has ")
 
@@ -462,3 +468,216 @@ def test_rules_phrase_caps_at_three() -> None:
     assert rules_phrase(["R007"]) == "R007"
     assert rules_phrase(["H016", "R007", "C003"]) == "C003, H016, R007"
     assert rules_phrase(["R1", "R5", "R3", "R2", "R4"]) == "R1, R2, R3 and 2 more"
+
+
+# Issue 7: a result's parts must agree; agent text can neither carry "--" nor forge structure; code fixes
+# are gated line by line and land only where their hunks say.
+
+
+def _set(path: tuple[Any, ...], value: Any) -> Any:
+    return lambda result: edited({"r": result}, "r", path, value)
+
+
+@pytest.mark.parametrize("target", ["trustsight", "trustsight-harness"])
+def test_suppressions_that_do_not_cover_the_cited_rules_are_invalid_input(
+    ws: Path, results: dict[str, dict[str, Any]], target: str
+) -> None:
+    result = edited(results, "A1", ("suppressions", 0, "rule_id"), "R012")
+    answer = pr(ws, result, target=target)
+    assert (answer.exit_code, answer.error["code"], answer.error["message"]) == (
+        2,
+        "invalid_input",
+        "result is internally inconsistent: $.suppressions[0].rule_id is R012; verdict_document suppresses R007 "
+        "(one record per rule, sorted by rule id)",
+    )
+
+
+def _reversed_suppressions(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    result = fresh(results, "two-rules")
+    result["suppressions"].reverse()
+    return result
+
+
+def _doubled_suppression(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    result = fresh(results, "A1")
+    result["suppressions"].append(dict(result["suppressions"][0]))
+    return result
+
+
+def _extra_indicator(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    result = fresh(results, "A14")
+    result["ioc_entries"].append(dict(result["ioc_entries"][0], value="other.example.net"))
+    return result
+
+
+def _absent_without_takedown(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    def plain(document: dict[str, Any]) -> None:
+        document["proposed_changes"][2]["provenance"] = "maintainer report"
+
+    result = reverified(results["tp-absent"], plain)
+    result["ioc_entries"][2]["provenance"] = "maintainer report"
+    return result
+
+
+INCONSISTENT = "result is internally inconsistent: "
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (_reversed_suppressions, "$.suppressions[0].rule_id is R053; verdict_document suppresses R007, R053 "
+         "(one record per rule, sorted by rule id)"),
+        (_doubled_suppression, "$.suppressions has 2 records; verdict_document suppresses 1 (R007)"),
+        (lambda rs: edited(rs, "A1", ("suppressions", 0, "package"), "other"),
+         "$.suppressions[0].package other differs from the package"),
+        (lambda rs: edited(rs, "A1", ("suppressions", 0, "reason"), "Anything at all."),
+         "$.suppressions[0].reason does not start with the reason verdict_document gives for R007"),
+        (lambda rs: edited(rs, "A1", ("report_entry",), None), "$.report_entry is null in a verified FP result"),
+        (lambda rs: edited(rs, "A1", ("report_entry", "rules"), ["R053"]),
+         "$.report_entry.rules (R053) differ from the evidence rules (R007)"),
+        (lambda rs: edited(rs, "A1", ("report_entry", "kind"), "mixed"),
+         "$.report_entry.kind mixed differs from what the evidence routes give (phantom_install)"),
+        (lambda rs: edited(rs, "A1", ("report_entry", "summary"), "R007 on other 1 -> 2: x"),
+         "$.report_entry.summary does not start with the rules, package and versions of verdict_document"),
+        (lambda rs: edited(rs, "A1", ("version_transition",), "0.1 -> 9.9"),
+         "$.version_transition 0.1 -> 9.9 differs from verdict_document (1.0.0-1 -> 1.0.1-1)"),
+        (lambda rs: edited(rs, "A1", ("findings_table",), rs["A1"]["findings_table"] + "\n\n## Fake heading"),
+         "$.findings_table is not the table verdict_document gives for a verified result"),
+        (lambda rs: edited(rs, "A1", ("ioc_entries",), rs["A14"]["ioc_entries"]),
+         "$.ioc_entries is not empty in an FP result"),
+        (_extra_indicator, "$.ioc_entries has 3 entries; verdict_document gives 2"),
+        (lambda rs: edited(rs, "A14", ("ioc_entries", 1, "provenance"), "Forged after verification."),
+         "$.ioc_entries[1].provenance differs from what verdict_document gives"),
+        (lambda rs: edited(rs, "A14", ("ioc_entries", 0, "campaign"), None),
+         "$.ioc_entries[0].campaign differs from what verdict_document gives"),
+        (lambda rs: edited(rs, "A14", ("suppressions",), rs["A1"]["suppressions"]),
+         "$.suppressions is not empty in a TP result"),
+        (lambda rs: edited(rs, "A14", ("report_entry",), rs["A1"]["report_entry"]),
+         "$.report_entry is not null in a TP result"),
+        (_absent_without_takedown, "$.pkgbase is empty (package absent from the AUR), but package indicator 2 of "
+         "verdict_document cites no takedown"),
+        (lambda rs: edited(rs, "A1", ("pkgbase",), ""),
+         "$.pkgbase is empty, but an FP verifies only for a package on the AUR"),
+        (lambda rs: edited(rs, "A1", ("checks", 3, "passed"), False),
+         "$.checks[3].passed is false in a verified result"),
+    ],
+)
+def test_every_part_a_renderer_reads_must_agree_with_the_verdict(
+    ws: Path, results: dict[str, dict[str, Any]], make: Any, message: str
+) -> None:
+    result = make(results)
+    for operation in ("fp_agent_pr", "fp_agent_alert") if result["verdict"] == "TP" else ("fp_agent_pr",):
+        arguments = {"result": result, "target_repo": "trustsight", "date": DAY}
+        if operation == "fp_agent_alert":
+            arguments = {"result": result}
+        answer = call_both(ws, operation, arguments)
+        assert (answer.exit_code, answer.error["message"]) == (2, INCONSISTENT + message), operation
+
+
+DOUBLE_HYPHEN = "maintainer report -- see the AUR thread"
+GATE_DOUBLE_HYPHEN = '"--" sentence separator (U+002D U+002D) at index 18 is not allowed in prose'
+
+
+def _provenance_everywhere(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    # What verification gave before provenance was prose: the string in the verdict and in every entry.
+    result = fresh(results, "A14")
+    for change in result["verdict_document"]["proposed_changes"]:
+        change["provenance"] = DOUBLE_HYPHEN
+    for entry in result["ioc_entries"]:
+        entry["provenance"] = DOUBLE_HYPHEN
+    result["verdict_sha256"] = verdict_sha256(result["verdict_document"])
+    return result
+
+
+@pytest.mark.parametrize(
+    ("make", "path"),
+    [
+        (_provenance_everywhere, "$.ioc_entries[0].provenance"),
+        (lambda rs: edited(rs, "A14", ("ioc_entries", 0, "provenance"), DOUBLE_HYPHEN), "$.ioc_entries[0].provenance"),
+        (lambda rs: edited(rs, "A14", ("ioc_entries", 0, "note"), "ok -- really"), "$.ioc_entries[0].note"),
+    ],
+)
+def test_a_double_hyphen_in_an_indicators_prose_is_never_emitted(
+    ws: Path, results: dict[str, dict[str, Any]], make: Any, path: str
+) -> None:
+    result = make(results)
+    index = 3 if path.endswith("note") else 18
+    message = f"result: format gate: {path}: " + GATE_DOUBLE_HYPHEN.replace("index 18", f"index {index}")
+    for arguments in ({"result": result, "target_repo": "trustsight", "date": DAY}, {"result": result}):
+        operation = "fp_agent_pr" if "date" in arguments else "fp_agent_alert"
+        answer = call_both(ws, operation, arguments)
+        assert (answer.exit_code, answer.error["message"]) == (2, message), operation
+        assert DOUBLE_HYPHEN not in answer.text and "ok -- really" not in answer.text
+
+
+FORGERY = "Benign.\n## Fake heading\n| fake | table |\n|---|---|\n- fake item\n```\n> quoted\n<b>html</b>\n\nEnd."
+
+
+@pytest.mark.parametrize("name", ["A1", "A14"])
+def test_agent_rationale_cannot_forge_pr_structure(ws: Path, results: dict[str, dict[str, Any]], name: str) -> None:
+    result = reverified(results[name], lambda document: document.update(rationale=FORGERY))
+    body = pr(ws, result).document["body"]
+    headings = [line for line in body.split("\n") if line.startswith("#")]
+    expected = ["Summary", "Findings", "Checks", "Rationale", "Code fixes", "Files", "Review"]
+    if name == "A14":
+        expected = ["Summary", "Indicators", "Provenance", "Rationale", "Files", "Review"]
+    assert headings == [f"## {heading}" for heading in expected]
+    section = body.split("## Rationale\n\n")[1].split("\n\n## ")[0]
+    assert section == "\n".join("    " + line for line in FORGERY.split("\n"))
+    rendered = [line for line in body.split("\n") if not line.startswith("    ")]
+    assert not any(line.startswith(("| fake", "- fake", "```", "> ", "<b>")) for line in rendered)
+
+
+def test_a_claim_with_a_newline_is_refused_naming_it(ws: Path, results: dict[str, dict[str, Any]]) -> None:
+    result = fresh(results, "A1")
+    result["verdict_document"]["evidence"][0]["claim"] = "Same.\n## Fake heading"
+    answer = pr(ws, result)
+    assert (answer.exit_code, answer.error["message"]) == (
+        2,
+        "result: format gate: $.verdict_document.evidence[0].claim: character U+000A at index 5 is not allowed",
+    )
+
+
+ACCENT = "src/trustsight/accent.txt"
+ACCENT_FIX = {
+    "path": ACCENT,
+    "diff": f"--- a/{ACCENT}\n+++ b/{ACCENT}\n@@ -1 +1 @@\n-abcdefghi\u00e9xyz\n\\ No newline at end of file\n"
+    "+abcdefghi-xyz\n\\ No newline at end of file\n",
+}
+
+
+def test_a_fix_adding_non_ascii_is_rejected_alone_and_one_removing_it_applies(
+    ws: Path, results: dict[str, dict[str, Any]]
+) -> None:
+    fixes = [{"path": RULES_PATH, "diff": edit_diff(2, 'RULE_002 = "caf\u00e9"')}, ACCENT_FIX]
+    result = reverified(results["A1"], lambda document: document.update(code_fixes=fixes))
+    document = pr(ws, result).document
+    assert [(fix["status"], fix["reason"]) for fix in document["code_fixes"]] == [
+        ("rejected", "format gate: diff line 6: character U+00E9 at index 16 is not allowed"),
+        ("applied", ""),
+    ]
+    assert document["files"][ACCENT] == "abcdefghi-xyz"
+    assert V0_FILE in document["files"]
+    assert "| 1 | src/trustsight/rules.py | rejected | format gate: diff line 6: character U+00E9 " in document["body"]
+
+
+def test_a_fix_with_a_cr_in_an_added_line_is_rejected_alone(ws: Path, results: dict[str, dict[str, Any]]) -> None:
+    fixes = [{"path": RULES_PATH, "diff": edit_diff(3, "x = 1\r")}]
+    document = pr(ws, reverified(results["A1"], lambda d: d.update(code_fixes=fixes))).document
+    assert [(fix["status"], fix["reason"]) for fix in document["code_fixes"]] == [
+        ("rejected", "diff line 7 contains CR")
+    ]
+    assert list(document["files"]) == [V0_FILE]
+
+
+def test_a_zero_context_hunk_git_would_move_is_rejected_beside_the_suppression(
+    ws: Path, results: dict[str, dict[str, Any]]
+) -> None:
+    inject = {"path": RULES_PATH, "diff": f"--- a/{RULES_PATH}\n+++ b/{RULES_PATH}\n@@ -5,0 +6 @@\n+INJECT = 1\n"}
+    document = pr(ws, reverified(results["A1"], lambda d: d.update(code_fixes=[inject]))).document
+    assert document["code_fixes"] == [
+        {"index": 1, "path": RULES_PATH, "status": "rejected",
+         "reason": "post-check failed: git applied the hunks other than where their headers place them",
+         "added": 0, "removed": 0},
+    ]  # fmt: skip
+    assert list(document["files"]) == [V0_FILE]

@@ -14,6 +14,7 @@ from watcher import (
     RULES_PATH,
     creation_diff,
     edit_diff,
+    git,
     head,
     make_watcher,
     rules_line,
@@ -271,3 +272,53 @@ def test_patch_files_are_private(watcher: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(sandbox, "_write_patch", spy)
     run([EDIT], watcher)
     assert modes == [0o600, 0o700]
+
+
+def _zero_context(after: int, text: str) -> CodeFix:
+    return CodeFix(RULES_PATH, f"--- a/{RULES_PATH}\n+++ b/{RULES_PATH}\n@@ -{after},0 +{after + 1} @@\n+{text}\n")
+
+
+def test_a_zero_context_hunk_that_git_moves_is_rejected_and_the_tree_reset(watcher: Path) -> None:
+    # git apply places a hunk with no context at the end of the file, whatever its header says.
+    report = run([_zero_context(5, "INJECT = 1"), EDIT], watcher)
+    assert statuses(report) == [
+        ("rejected", "post-check failed: git applied the hunks other than where their headers place them"),
+        ("applied", ""),
+    ]
+    assert report.files == {RULES_PATH: rules_text().replace(rules_line(2), 'RULE_002 = "changed"\n')}
+
+
+def test_a_zero_context_hunk_where_git_puts_it_is_applied(watcher: Path) -> None:
+    report = run([_zero_context(48, "APPENDED = 1")], watcher)
+    assert statuses(report) == [("applied", "")]
+    assert report.files == {RULES_PATH: rules_text() + "APPENDED = 1\n"}
+
+
+def test_a_hunk_git_applies_at_an_offset_is_rejected(watcher: Path) -> None:
+    # The header claims lines 20 to 22; the context is lines 1 to 3, which git finds and uses.
+    shifted = CodeFix(RULES_PATH, edit_diff(2, "SHIFTED = 1").replace("@@ -1,5 +1,5 @@", "@@ -20,5 +20,5 @@"))
+    assert shifted.diff != edit_diff(2, "SHIFTED = 1")
+    assert statuses(run([shifted], watcher)) == [
+        ("rejected", "post-check failed: hunk 1 does not match the file at line 20")
+    ]
+
+
+def test_context_and_removed_lines_carry_the_files_own_utf8_and_crlf(tmp_path: Path) -> None:
+    checkout = tmp_path / "utf8"
+    checkout.mkdir()
+    git(checkout, "init", "--quiet", "--template=", "--initial-branch=main")
+    (checkout / "src/trustsight").mkdir(parents=True)
+    (checkout / "src/trustsight/names.txt").write_bytes("caf\u00e9\r\ncr\u00e8me\r\nna\u00efve\r\n".encode())
+    git(checkout, "add", "--all")
+    git(checkout, "commit", "--quiet", "-m", "utf-8 and crlf")
+    diff = (
+        "--- a/src/trustsight/names.txt\n+++ b/src/trustsight/names.txt\n@@ -1,3 +1,3 @@\n"
+        " caf\u00e9\r\n-cr\u00e8me\r\n+creme\r\n na\u00efve\r\n"
+    )
+    refused = CodeFix("src/trustsight/names.txt", diff.replace("+creme\r\n", "+cr\u00e8me brul\u00e9e\n"))
+    report = run([refused, CodeFix("src/trustsight/names.txt", diff.replace("+creme\r\n", "+creme\n"))], checkout)
+    assert statuses(report) == [
+        ("rejected", "format gate: diff line 6: character U+00E8 at index 3 is not allowed"),
+        ("applied", ""),
+    ]
+    assert report.files == {"src/trustsight/names.txt": "caf\u00e9\r\ncreme\nna\u00efve\r\n"}

@@ -214,17 +214,18 @@ def test_fields_are_checked_in_schema_order() -> None:
         (("evidence", 0, "claim"), "prose_line"),
         (("proposed_changes", 3, "reason"), "prose_line"),
         (("proposed_changes", 3, "note"), "prose_line"),
-        (("code_fixes", 7, "diff"), "diff"),
+        (("code_fixes", 7, "diff"), None),
         (("code_fixes", 7, "path"), "line"),
         (("evidence", 0, "file"), "line"),
-        (("proposed_changes", 0, "provenance"), "line"),
+        (("proposed_changes", 0, "provenance"), "prose_line"),
+        (("proposed_changes", 0, "campaign"), "line"),
         (("evidence", "0", "claim"), "line"),
         (("claim",), "line"),
         (("rationale", 0), "line"),
         ((), "line"),
     ],
 )
-def test_verdict_modes(path: tuple[str | int, ...], mode: str) -> None:
+def test_verdict_modes(path: tuple[str | int, ...], mode: str | None) -> None:
     assert verdict_mode(path) == mode
 
 
@@ -241,12 +242,14 @@ def test_double_hyphen_allowed_outside_prose() -> None:
     assert validate_verdict(doc)
 
 
-def test_diff_allows_tabs_and_newlines_but_not_cr() -> None:
-    fix = {"path": "src/trustsight/a.py", "diff": "--- a/x\n+\tnew -- text\n"}
-    assert validate_verdict(changed(lambda d: d["code_fixes"].append(fix)))
-    fix = {"path": "src/trustsight/a.py", "diff": "--- a/x\r\n"}
+def test_diffs_are_left_to_the_code_fix_gate() -> None:
+    # Their context lines carry the watcher file's own text; fp_agent_pr gates each fix alone.
+    for diff in ("--- a/x\n+\tnew -- text\n", "--- a/x\r\n", " caf\u00e9\n+\u2014\n"):
+        fix = {"path": "src/trustsight/a.py", "diff": diff}
+        assert validate_verdict(changed(lambda d, fix=fix: d["code_fixes"].append(fix))).code_fixes[0].diff == diff
+    fix = {"path": "src/trustsight/a.py", "diff": "\ud800"}
     assert error(changed(lambda d: d["code_fixes"].append(fix))) == (
-        "format gate: $.code_fixes[0].diff: character U+000D at index 7 is not allowed"
+        "verdict: a string contains a lone surrogate, which UTF-8 cannot encode"
     )
 
 
@@ -258,8 +261,11 @@ def test_suppression_reason_and_ioc_note_are_prose() -> None:
     tp["proposed_changes"][0]["note"] = "x -- y"
     assert error(tp).startswith('format gate: $.proposed_changes[0].note: "--"')
     tp["proposed_changes"][0]["note"] = "x"
-    tp["proposed_changes"][0]["provenance"] = "x -- y"
-    assert validate_verdict(tp)
+    tp["proposed_changes"][0]["provenance"] = "maintainer report -- see the AUR thread"
+    assert error(tp) == (
+        'format gate: $.proposed_changes[0].provenance: "--" sentence separator (U+002D U+002D) at index 18 '
+        "is not allowed in prose"
+    )
 
 
 # Model: types, enums, lengths and patterns.

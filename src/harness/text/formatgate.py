@@ -81,8 +81,11 @@ def check(text: str, mode: Mode, path: JsonPath | str = ()) -> None:
         raise FormatError(f"format gate: {rendered}: {found[1]}", rendered, found[0])
 
 
-def check_tree(obj: Any, mode_for_path: Callable[[JsonPath], Mode]) -> None:
-    """Gate every key (mode `line`) and string value, depth first, keys sorted, items in order."""
+def check_tree(obj: Any, mode_for_path: Callable[[JsonPath], Mode | None]) -> None:
+    """Gate every key (mode `line`) and string value, depth first, keys sorted, items in order.
+
+    A path whose mode is None is not gated here: its value has a gate of its own (code-fix diffs).
+    """
     # Stack entries are (path, node, is_key): a member's key is gated just before its value.
     stack: list[tuple[JsonPath, Any, bool]] = [((), obj, False)]
     while stack:
@@ -90,7 +93,9 @@ def check_tree(obj: Any, mode_for_path: Callable[[JsonPath], Mode]) -> None:
         if is_key:
             check(node, "line", path)
         elif isinstance(node, str):
-            check(node, mode_for_path(path), path)
+            mode = mode_for_path(path)
+            if mode is not None:
+                check(node, mode, path)
         elif isinstance(node, Mapping):
             for key in sorted(node, reverse=True):
                 child = (*path, key)

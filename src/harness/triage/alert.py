@@ -24,8 +24,13 @@ def aur_page(package: str) -> str:
 
 
 def envelope_mode(path: JsonPath) -> Mode:
-    """Envelope strings are `line`, except the rationale (`prose_text`)."""
-    return "prose_text" if path == ("rationale",) else "line"
+    """Envelope strings are `line`, except the agent's prose: the rationale (`prose_text`) and each
+    indicator's provenance and note (`prose_line`)."""
+    if path == ("rationale",):
+        return "prose_text"
+    if len(path) == 3 and path[0] == "iocs" and path[2] in ("provenance", "note"):
+        return "prose_line"
+    return "line"
 
 
 def render_alert(r: Rendering) -> dict[str, Any]:

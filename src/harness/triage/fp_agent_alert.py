@@ -27,8 +27,8 @@ version (the result's version_transition), ioc_matches ([{package, indicator: "<
 ioc_entries order), iocs (the result's ioc_entries), rationale (the verdict's), branch \
 (triage/ioc-<package>-<first 12 hex of verdict_sha256>), verdict_sha256. The same result gives identical bytes.
 
-Errors: invalid_input (malformed result, a result whose verdict_document, verdict_sha256, verdict or package \
-disagree, an envelope of 900,000 bytes or more); refused (a result that is not verified, or not a TP)."""
+Errors: invalid_input (malformed result, a result whose parts disagree with its verdict_document, the message \
+naming the field, an envelope of 900,000 bytes or more); refused (a result that is not verified, or not a TP)."""
 
 
 class Input(BaseModel):

@@ -38,15 +38,20 @@ commit the fixes were applied on, null when no sandbox ran.
 
 Code fixes: each fix's path must lie under src/trustsight/ or tests/ (no dot, empty or absolute components); \
 its diff must be one file's unified diff (optional diff --git and index lines, --- a/<path> or --- /dev/null, \
-+++ b/<path>, hunks with exact line counts, at least one line of context as git apply needs), printable ASCII \
-or tab, no CR, at most 262,144 bytes; mode changes, renames, copies, deletions, binary patches and symlinks are \
-rejected. Fixes are applied in order, cumulatively, by git apply in a throwaway clone of [triage] \
-watcher_repo at its HEAD (read it with repo_file first); the configured checkout is never written. A rejected \
-fix never blocks the suppression.
++++ b/<path>, hunks with exact line counts), at most 262,144 bytes; headers and added lines printable ASCII or \
+tab, no CR (context and removed lines as the file really has them, say UTF-8 or CRLF); mode changes, renames, \
+copies, deletions, binary patches and symlinks are rejected. Fixes are applied in order, cumulatively, by git \
+apply in a throwaway clone of [triage] watcher_repo at its HEAD (read it with repo_file first); the configured \
+checkout is never written. A fix is accepted only if the resulting file is exactly its hunks applied where \
+their @@ headers place them (git moves hunks whose context does not fit). A rejected fix is listed with its \
+reason and never blocks the suppression.
 
-Errors: invalid_input (malformed result, a result whose verdict_document, verdict_sha256, verdict or package \
-disagree, unknown target_repo, invalid date, body over 65,536 characters); refused (a result that is not \
-verified, an uncertain verdict, a TP for trustsight-harness)."""
+Body: the verdict's rationale is shown verbatim as an indented code block, so no agent text can start a \
+heading, table row, list item or fence.
+
+Errors: invalid_input (malformed result, a result whose parts disagree with its verdict_document, the message \
+naming the field, unknown target_repo, invalid date, body over 65,536 characters); refused (a result that is \
+not verified, an uncertain verdict, a TP for trustsight-harness)."""
 
 
 def _check_date(value: str) -> str:

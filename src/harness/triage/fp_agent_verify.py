@@ -27,7 +27,8 @@ others: schema_version (1), package, verdict (FP, TP or uncertain), confidence (
 (0..64 {rule_id, file, line, claim, url?}), proposed_changes (0..64: FP suppressions {kind: "suppression", \
 rule_id, reason}; TP iocs {kind: "ioc", type, value, confidence, provenance, campaign?, incident?, \
 expires_at?, note?}), code_fixes (0..8 {path, diff}). Text must be printable ASCII (rationale also newlines; \
-no em or en dashes, no "--" as a sentence separator in prose). An FP needs the full transition with both AUR \
+no em or en dashes, no "--" as a sentence separator in prose: rationale, claims, reasons, notes, provenance); \
+diffs are not gated here but fix by fix in fp_agent_pr, so a bad fix never blocks a verdict. An FP needs the full transition with both AUR \
 commit ids (cite full 40-hex ids), at least one evidence item and one suppression per cited rule; rules R012 \
 and R013 can never be suppressed. A TP proposes only ioc changes.
 

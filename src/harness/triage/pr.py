@@ -13,7 +13,9 @@ from harness.triage.render import (
     campaign_label,
     gate_output,
     indicators_phrase,
+    literal,
     pretty_json,
+    prose,
     rules_phrase,
     table,
 )
@@ -109,6 +111,10 @@ def _fixes_section(r: Rendering, target: Target, report: SandboxReport | None) -
     ]
 
 
+def _rationale(r: Rendering) -> list[str]:
+    return literal(prose(r.verdict.rationale, "prose_text", "$.verdict_document.rationale"))
+
+
 def render_fp(r: Rendering, target: Target, date: str, report: SandboxReport | None) -> PullRequest:
     """The PR of a verified FP; `report` is the sandbox outcome of its code fixes (trustsight only)."""
     result, verdict = r.result, r.verdict
@@ -129,14 +135,14 @@ def render_fp(r: Rendering, target: Target, date: str, report: SandboxReport | N
         files.update(fixes.files)
     paths = suppression_paths(r, date)
     finding_rows = []
-    for item in verdict.evidence:
+    for i, item in enumerate(verdict.evidence):
         where = f"{item.rule_id} in {item.file}" + (f":{item.line}" if item.line is not None else "")
         fix = (
             f"suppression in {paths[item.rule_id]}"
             if target == "trustsight"
             else f"recorded in {benign_path(result.package, date)}"
         )
-        finding_rows.append([where, item.claim, fix])
+        finding_rows.append([where, prose(item.claim, "prose_line", f"$.verdict_document.evidence[{i}].claim"), fix])
     text = body(
         [
             (
@@ -149,7 +155,7 @@ def render_fp(r: Rendering, target: Target, date: str, report: SandboxReport | N
             ),
             ("Findings", table(("Finding", "False trigger", "Fix"), finding_rows)),
             ("Checks", [result.findings_table]),
-            ("Rationale", [verdict.rationale]),
+            ("Rationale", _rationale(r)),
             ("Code fixes", _fixes_section(r, target, fixes)),
             ("Files", _file_list(files)),
             ("Review", [FP_REVIEW]),
@@ -190,9 +196,9 @@ def render_tp(r: Rendering, date: str) -> PullRequest:
     status = "present" if result.pkgbase else "absent"
     count = indicators_phrase(len(entries))
     provenance = [
-        f"- {e.type}:{e.value}: {e.provenance}; campaign {e.campaign or 'none'}; incident {e.incident or 'none'}; "
-        f"expires {e.expires_at or 'never'}"
-        for e in entries
+        f"- {e.type}:{e.value}: {prose(e.provenance, 'prose_line', f'$.ioc_entries[{i}].provenance')}; "
+        f"campaign {e.campaign or 'none'}; incident {e.incident or 'none'}; expires {e.expires_at or 'never'}"
+        for i, e in enumerate(entries)
     ]
     text = body(
         [
@@ -207,7 +213,7 @@ def render_tp(r: Rendering, date: str) -> PullRequest:
             ),
             ("Indicators", table(("Type", "Value", "Confidence"), ([e.type, e.value, e.confidence] for e in entries))),
             ("Provenance", provenance),
-            ("Rationale", [verdict.rationale]),
+            ("Rationale", _rationale(r)),
             ("Files", _file_list(files)),
             ("Review", [TP_REVIEW]),
         ]

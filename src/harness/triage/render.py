@@ -15,6 +15,7 @@ from pydantic import ValidationError as ModelError
 
 from harness.errors import InvalidInput, Refused
 from harness.text.formatgate import FormatError, JsonPath, Mode, cell, check, check_tree
+from harness.triage.consistency import consistent_verdict
 from harness.triage.result import IocEntry, Result, parse_result
 from harness.triage.verdict import (
     RESULT_MAX_BYTES,
@@ -22,12 +23,15 @@ from harness.triage.verdict import (
     Verdict,
     hash12,
     read_object_received,
-    validate_verdict,
     verdict_mode,
 )
 from harness.validation import describe_validation_error
 
 MAX_TITLE_RULES = 3
+# Four spaces make a markdown code block: nothing inside it is a heading, table, list or fence.
+LITERAL_INDENT = "    "
+# Result strings copied from the verdict's prose keep its prose mode (docs/decisions.md, Triage rendering).
+_RESULT_PROSE = frozenset({("ioc_entries", "provenance"), ("ioc_entries", "note")})
 NOT_VERIFIED = "result is not verified; only verified results are rendered"
 UNCERTAIN = "uncertain verdicts are never rendered"
 
@@ -41,35 +45,16 @@ class Rendering:
     verdict: Verdict
 
 
-def result_mode(path: JsonPath) -> Mode:
-    """Gate mode of a path inside a result: the verdict table under verdict_document, findings_table `document`."""
+def result_mode(path: JsonPath) -> Mode | None:
+    """Gate mode of a path inside a result: the verdict table under verdict_document (and for the prose it
+    copies into ioc_entries), findings_table `document`, the rest `line`."""
     if path[:1] == ("verdict_document",):
         return verdict_mode(path[1:])
     if path == ("findings_table",):
         return "document"
+    if len(path) == 3 and isinstance(path[1], int) and (path[0], path[2]) in _RESULT_PROSE:
+        return "prose_line"
     return "line"
-
-
-def _inconsistent(what: str) -> InvalidInput:
-    return InvalidInput(f"result is internally inconsistent: {what}")
-
-
-def _consistent_verdict(result: Result) -> Verdict:
-    try:
-        verdict = validate_verdict(result.verdict_document)
-    except (FormatError, ValidationError) as exc:
-        raise _inconsistent(f"verdict_document fails the verdict schema: {exc}") from None
-    if verdict.sha256 != result.verdict_sha256:
-        raise _inconsistent(f"verdict_sha256 {result.verdict_sha256} is not the digest of verdict_document")
-    if verdict.verdict != result.verdict:
-        raise _inconsistent(f"verdict {result.verdict} differs from verdict_document ({verdict.verdict})")
-    if verdict.package != result.package:
-        raise _inconsistent(f"package {result.package} differs from verdict_document ({verdict.package})")
-    if verdict.verdict == "FP" and not result.suppressions:
-        raise _inconsistent("a verified FP result has no suppressions")
-    if verdict.verdict == "TP" and not result.ioc_entries:
-        raise _inconsistent("a verified TP result has no ioc_entries")
-    return verdict
 
 
 def load_result(raw: Mapping[str, Any]) -> Rendering:
@@ -88,7 +73,7 @@ def load_result(raw: Mapping[str, Any]) -> Rendering:
         raise Refused(NOT_VERIFIED)
     if result.verdict == "uncertain":
         raise Refused(UNCERTAIN)
-    return Rendering(document, result, _consistent_verdict(result))
+    return Rendering(document, result, consistent_verdict(document, result))
 
 
 def branch(kind: str, package: str, verdict_sha256: str) -> str:
@@ -122,6 +107,24 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines.extend("| " + " | ".join(cell(value) for value in row) + " |" for row in rows)
     return lines
+
+
+def prose(text: str, mode: Mode, where: str) -> str:
+    """Agent prose about to be emitted, through the full gate of its mode whatever path it came by."""
+    try:
+        check(text, mode, where)
+    except FormatError as exc:
+        raise InvalidInput(str(exc)) from None
+    return text
+
+
+def literal(text: str) -> list[str]:
+    """Multi-line agent prose for a body, shown verbatim as an indented code block.
+
+    A block quote would still render headings, tables and lists typed inside it, and escaping markdown
+    is a list of special cases; inside a code block no line can start any structure.
+    """
+    return [LITERAL_INDENT + line for line in text.split("\n")]
 
 
 def body(sections: Sequence[tuple[str, Sequence[str]]]) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
-from harness.triage.diffgate import DiffRejected, ScreenedDiff, screen
+from harness.triage.diffgate import DiffRejected, ScreenedDiff, place, screen
 from harness.triage.verdict import CodeFix
 
 SYSTEM_DIRS = ("/usr/local/bin", "/usr/bin", "/bin")
@@ -238,6 +238,20 @@ def _result_text(tree: Path, path: str) -> str:
         raise _Fail("post-check failed: the fixed file is not UTF-8 text") from None
 
 
+def _check_placement(original: str, text: str, fix: ScreenedDiff) -> None:
+    """Accept what git wrote only if it is the proposed hunks at their proposed positions, nothing else.
+
+    git apply moves a hunk whose context does not fit (offsets, and a zero-context hunk goes to the
+    end of the file), so its success alone does not say the reviewer sees what lands.
+    """
+    try:
+        expected = place(original, fix)
+    except DiffRejected as exc:
+        raise _Fail(f"post-check failed: {exc}") from None
+    if text != expected:
+        raise _Fail("post-check failed: git applied the hunks other than where their headers place them")
+
+
 def _write_patch(directory: Path, index: int, diff: str) -> Path:
     patch = directory / f"fix-{index}.patch"
     fd = os.open(patch, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
@@ -279,6 +293,7 @@ class _Sandbox:
         problem = _target_problem(self.tree, fix)
         if problem:
             raise _Fail(problem)
+        original = "" if fix.creation else (self.tree / fix.path).read_bytes().decode("utf-8")
         patch = str(_write_patch(self.patches, index, fix.diff))
         self.git.run(("apply", "--check", patch), self.tree, "git apply --check")
         try:
@@ -294,6 +309,7 @@ class _Sandbox:
                     else f"post-check failed: the fix changed paths other than {fix.path}"
                 )
             text = _result_text(self.tree, fix.path)
+            _check_placement(original, text, fix)
             self.git.run(("add", "--", fix.path), self.tree, "git add")
             self.git.run(
                 (*IDENTITY, "commit", "--quiet", "--no-verify", "-m", f"triage-harness fix {index}"),

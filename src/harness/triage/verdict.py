@@ -72,7 +72,15 @@ _IOC_OPTIONAL = ("campaign", "incident", "expires_at", "note")
 _URL = re.compile(r"(?i:https?|ftp)://[\x21-\x7e]+")
 _ECHO_MAX_CHARS = 64
 
-_PROSE_LINE_FIELDS = frozenset({("evidence", "claim"), ("proposed_changes", "reason"), ("proposed_changes", "note")})
+# Provenance is free text an agent writes (docs/decisions.md, Triage rendering), so it is prose like a note.
+_PROSE_LINE_FIELDS = frozenset(
+    {
+        ("evidence", "claim"),
+        ("proposed_changes", "reason"),
+        ("proposed_changes", "note"),
+        ("proposed_changes", "provenance"),
+    }
+)
 
 
 class ValidationError(ValueError):
@@ -265,8 +273,12 @@ def hash12(sha256: str) -> str:
     return sha256[:12]
 
 
-def verdict_mode(path: JsonPath) -> Mode:
-    """Gate mode of a path inside a verdict document; every unlisted path is `line`."""
+def verdict_mode(path: JsonPath) -> Mode | None:
+    """Gate mode of a path inside a verdict document; every unlisted path is `line`.
+
+    Code-fix diffs get None: their context and removed lines carry whatever the watcher's file holds,
+    so only the code-fix gate of fp_agent_pr checks them, line by line, and a bad fix is rejected alone.
+    """
     if path == ("rationale",):
         return "prose_text"
     if len(path) == 3 and isinstance(path[1], int):
@@ -274,7 +286,7 @@ def verdict_mode(path: JsonPath) -> Mode:
         if pair in _PROSE_LINE_FIELDS:
             return "prose_line"
         if pair == ("code_fixes", "diff"):
-            return "diff"
+            return None
     return "line"
 
 

@@ -23,6 +23,7 @@ ALL_PASSED = "all checks passed"
 MAX_SENTENCES = 4
 _TAKEDOWN = re.compile(r"(?i)\btake-?down\b")
 _TABLE_HEAD = ("| Rule | File | Line | Check | Result |", "|---|---|---|---|---|")
+_VERIFIED_BY = "Verified by triage-harness:"
 _REPORT_KINDS = {
     frozenset({"check_phantom_install"}): "phantom_install",
     frozenset({"check_url_in_source"}): "url_in_source",
@@ -40,8 +41,8 @@ def verify(verdict: Verdict, aur: AurClient | UnusableClient, clock: Callable[[]
     """Replay the deterministic checks a verdict's claims need and say whether they all hold."""
     checks = [CheckOutcome("schema", (), True, SCHEMA_PASSED, {"verdict_sha256": verdict.sha256})]
     if verdict.verdict == "uncertain":
-        rows = _rows(verdict, lambda i: ("-", "not replayed"))
-        return _result(verdict, checks, rows, reason=UNCERTAIN, pkgbase="", snapshot=dict(_EMPTY_SNAPSHOT))
+        table = findings_table(verdict, _not_replayed)
+        return _result(verdict, checks, table, reason=UNCERTAIN, pkgbase="", snapshot=dict(_EMPTY_SNAPSHOT))
     session = aur.session() if isinstance(aur, AurClient) else aur
     if verdict.verdict == "FP":
         return _verify_fp(verdict, session, checks, clock)
@@ -76,12 +77,20 @@ def _rpc_check(verdict: Verdict, session: AurSession | UnusableClient) -> tuple[
     return CheckOutcome("aur_rpc", (), passed, reasons[answer.outcome], evidence), answer
 
 
-def _takedown_rpc_check(verdict: Verdict, check: CheckOutcome) -> CheckOutcome:
-    """TP and absent: passes only when every package indicator's provenance cites a takedown (§8)."""
+def without_takedown(verdict: Verdict) -> int | None:
+    """The index of the first package indicator whose provenance cites no takedown, else None."""
     for index, change in enumerate(verdict.proposed_changes):
         if isinstance(change, IocChange) and change.type == "package" and not _TAKEDOWN.search(change.provenance):
-            reason = f"package {verdict.package} is not on the AUR and package indicator {index} cites no takedown"
-            return CheckOutcome("aur_rpc", (), False, reason, check.evidence)
+            return index
+    return None
+
+
+def _takedown_rpc_check(verdict: Verdict, check: CheckOutcome) -> CheckOutcome:
+    """TP and absent: passes only when every package indicator's provenance cites a takedown (§8)."""
+    index = without_takedown(verdict)
+    if index is not None:
+        reason = f"package {verdict.package} is not on the AUR and package indicator {index} cites no takedown"
+        return CheckOutcome("aur_rpc", (), False, reason, check.evidence)
     reason = f"package {verdict.package} is not on the AUR; every package indicator cites a takedown"
     return CheckOutcome("aur_rpc", (), True, reason, check.evidence)
 
@@ -95,13 +104,13 @@ def _verify_fp(
 ) -> Result:
     transition = verdict.transition
     assert transition is not None and transition.old_commit is not None and transition.old_version is not None
-    routes = [route(item.rule_id, item.file) for item in verdict.evidence]
+    labels = _labels(verdict)
     rpc_check, answer = _rpc_check(verdict, session)
     checks.append(rpc_check)
     pkgbase = answer.pkgbase if answer is not None and answer.outcome == "present" else None
     if pkgbase is None or not isinstance(session, AurSession):
-        rows = _rows(verdict, lambda i: (_label(routes[i]), "not run"))
-        return _result(verdict, checks, rows, reason="", pkgbase="", snapshot=dict(_EMPTY_SNAPSHOT))
+        table = findings_table(verdict, lambda i: (labels[i], "not run"))
+        return _result(verdict, checks, table, reason="", pkgbase="", snapshot=dict(_EMPTY_SNAPSHOT))
 
     snapshot_check, snap = take_snapshot(
         session,
@@ -121,8 +130,8 @@ def _verify_fp(
         "install_name": None,
     }
     if snap is None:
-        rows = _rows(verdict, lambda i: (_label(routes[i]), "not run"))
-        return _result(verdict, checks, rows, reason="", pkgbase=pkgbase, snapshot=snapshot)
+        table = findings_table(verdict, lambda i: (labels[i], "not run"))
+        return _result(verdict, checks, table, reason="", pkgbase=pkgbase, snapshot=snapshot)
 
     items = [run_item(session, snap, e.rule_id, e.file, e.line, e.url) for e in verdict.evidence]
     checks.extend(items)
@@ -130,23 +139,32 @@ def _verify_fp(
     if first_phantom is not None:
         snapshot["install_name"] = first_phantom.evidence["install_name"]
         snapshot["install_sha256"] = first_phantom.evidence["new_sha256"]
-    rows = _rows(verdict, lambda i: (_label(routes[i]), "passed" if items[i].passed else "failed"))
+    table = findings_table(verdict, lambda i: (labels[i], "passed" if items[i].passed else "failed"))
     if not all(check.passed for check in checks):
-        return _result(verdict, checks, rows, reason="", pkgbase=pkgbase, snapshot=snapshot)
+        return _result(verdict, checks, table, reason="", pkgbase=pkgbase, snapshot=snapshot)
     return _result(
         verdict,
         checks,
-        rows,
+        table,
         reason="",
         pkgbase=pkgbase,
         snapshot=snapshot,
         suppressions=_suppressions(verdict, items, snap, clock),
-        report_entry=_report_entry(verdict, items, routes),
+        report_entry=_report_entry(verdict, items),
     )
 
 
 def _label(routed: Route) -> str:
     return "none" if routed == "no_check" else routed
+
+
+def _labels(verdict: Verdict) -> list[str]:
+    """The check each evidence item is routed to, as the findings table names it."""
+    return [_label(route(item.rule_id, item.file)) for item in verdict.evidence]
+
+
+def _not_replayed(index: int) -> tuple[str, str]:
+    return "-", "not replayed"
 
 
 def join_sentences(sentences: Sequence[str]) -> str:
@@ -176,8 +194,7 @@ def _suppressions(
     ):
         sentences = [item.sentence for item in items if item.rule_ids == (change.rule_id,)]
         reason = (
-            f"{change.reason} Verified by triage-harness: {join_sentences(sentences)} "
-            f"({_transition_text(snap, verdict)})."
+            f"{suppression_reason_head(change.reason)}{join_sentences(sentences)} ({_transition_text(snap, verdict)})."
         )
         records.append(
             {
@@ -193,15 +210,24 @@ def _suppressions(
     return records
 
 
-def _report_entry(verdict: Verdict, items: list[CheckOutcome], routes: list[Route]) -> dict[str, Any]:
+def suppression_reason_head(reason: str) -> str:
+    """The start of a verified suppression record's reason: the agent's reason, then the harness's sentences."""
+    return f"{reason} {_VERIFIED_BY} "
+
+
+def report_head(verdict: Verdict) -> tuple[list[str], str, str]:
+    """A verified FP's report entry as the verdict alone fixes it: rules, kind and the start of the summary."""
     transition = verdict.transition
     assert transition is not None
     rules = sorted({item.rule_id for item in verdict.evidence})
-    kind = _REPORT_KINDS.get(frozenset(routes), "mixed")
-    summary = (
-        f"{', '.join(rules)} on {verdict.package} {transition.old_version} -> {transition.new_version}: "
-        f"{join_sentences([item.sentence for item in items])}"
-    )
+    kind = _REPORT_KINDS.get(frozenset(route(item.rule_id, item.file) for item in verdict.evidence), "mixed")
+    versions = f"{transition.old_version} -> {transition.new_version}"
+    return rules, kind, f"{', '.join(rules)} on {verdict.package} {versions}: "
+
+
+def _report_entry(verdict: Verdict, items: list[CheckOutcome]) -> dict[str, Any]:
+    rules, kind, head = report_head(verdict)
+    summary = head + join_sentences([item.sentence for item in items])
     return {"package": verdict.package, "rules": rules, "kind": kind, "summary": summary}
 
 
@@ -231,25 +257,34 @@ def _verify_tp(verdict: Verdict, session: AurSession | UnusableClient, checks: l
     if isinstance(session, AurSession):
         snapshot["source_url"] = session.url(rpc_target(verdict.package))
     pkgbase = answer.pkgbase if answer is not None and answer.outcome == "present" and answer.pkgbase else ""
-    rows = _rows(verdict, lambda i: ("-", "not replayed"))
+    table = findings_table(verdict, _not_replayed)
     entries = ioc_entries(verdict.proposed_changes, indicators) if all(c.passed for c in checks) else []
-    return _result(verdict, checks, rows, reason="", pkgbase=pkgbase, snapshot=snapshot, entries=entries)
+    return _result(verdict, checks, table, reason="", pkgbase=pkgbase, snapshot=snapshot, entries=entries)
 
 
 # ---------------------------------------------------------------------------------------------
 # Result
 
 
-def _rows(verdict: Verdict, state: Callable[[int], tuple[str, str]]) -> list[str]:
+def findings_table(verdict: Verdict, state: Callable[[int], tuple[str, str]]) -> str:
+    """The markdown table of the evidence items, `state(i)` giving item i's check and outcome; "" for none."""
     rows = []
     for index, item in enumerate(verdict.evidence):
         check, outcome = state(index)
         line = "-" if item.line is None else str(item.line)
         rows.append(f"| {cell(item.rule_id)} | {cell(item.file)} | {line} | {check} | {outcome} |")
-    return rows
+    return "\n".join([*_TABLE_HEAD, *rows]) if rows else ""
 
 
-def _version_transition(verdict: Verdict) -> str:
+def verified_findings_table(verdict: Verdict) -> str:
+    """The findings table of a verified result: every FP item passed its check, TP items are not replayed."""
+    if verdict.verdict == "FP":
+        labels = _labels(verdict)
+        return findings_table(verdict, lambda i: (labels[i], "passed"))
+    return findings_table(verdict, _not_replayed)
+
+
+def version_transition(verdict: Verdict) -> str:
     transition = verdict.transition
     if transition is None:
         return "? -> ?"
@@ -259,7 +294,7 @@ def _version_transition(verdict: Verdict) -> str:
 def _result(
     verdict: Verdict,
     checks: list[CheckOutcome],
-    rows: list[str],
+    table: str,
     *,
     reason: str,
     pkgbase: str,
@@ -277,9 +312,9 @@ def _result(
         "verdict": verdict.verdict,
         "package": verdict.package,
         "pkgbase": pkgbase,
-        "version_transition": _version_transition(verdict),
+        "version_transition": version_transition(verdict),
         "checks": [check.as_dict() for check in checks],
-        "findings_table": "\n".join([*_TABLE_HEAD, *rows]) if rows else "",
+        "findings_table": table,
         "suppressions": suppressions or [],
         "report_entry": report_entry,
         "ioc_entries": entries or [],
