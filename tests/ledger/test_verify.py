@@ -6,7 +6,6 @@ PostgreSQL superuser, then restored.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -166,15 +165,11 @@ def test_a_tombstone_that_does_not_cover_the_head(
 
 
 def test_orphan_rows(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
-    """A conversation row deleted without the cascade (foreign keys off, or replica mode) leaves orphans."""
-    if isinstance(admin, SqliteAdmin):
-        with contextlib.closing(admin.connect()) as conn:
-            conn.execute("PRAGMA foreign_keys = OFF")
-            conn.execute("DELETE FROM conversations WHERE id = ?", (CONV,))
-    else:
-        with admin.connect() as conn:
-            conn.execute("SET session_replication_role = replica")
-            conn.execute("DELETE FROM ledger.conversations WHERE id = %s", (CONV,))
+    """A conversation row deleted without the cascade (guards dropped, and foreign keys off or replica mode) leaves
+    orphans."""
+    sqlite = isinstance(admin, SqliteAdmin)
+    no_cascade = "PRAGMA foreign_keys = OFF" if sqlite else "SET session_replication_role = replica"
+    admin.tamper([(no_cascade, []), ("DELETE FROM ledger.conversations WHERE id = ?", [CONV])])
     report = verify(store)
     assert _problems(report) == [(CONV, 1, "orphan_rows")]
     assert report["problems"][0]["detail"].startswith(f"{N} rows")
