@@ -18,10 +18,7 @@ RECORDED_POSTGRES = "postgres_catalog.json"
 
 def as_set(rows: Iterable[Iterable[str]]) -> frozenset[SchemaObject]:
     """Catalog rows as a set of entries."""
-    out = set()
-    for kind, name, definition in rows:
-        out.add((str(kind), str(name), str(definition)))
-    return frozenset(out)
+    return frozenset((str(kind), str(name), str(definition)) for kind, name, definition in rows)
 
 
 def differences(actual: frozenset[SchemaObject], expected: frozenset[SchemaObject]) -> list[str]:
