@@ -4,6 +4,7 @@ chain_seq; reading commands never create a ledger; `serve` refuses to start with
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import hashlib
@@ -287,6 +288,42 @@ def test_tampering_is_reported_at_the_first_bad_row(ledger: Ledger, kind: str) -
     assert ledger.run("ledger", "verify", "--conversation", "b").exit_code == 0
 
 
+DROP_GUARDS = {
+    "sqlite": (
+        ["DROP TRIGGER tool_invocations_no_update", "DROP TRIGGER tool_invocations_no_delete"],
+        ["trigger tool_invocations_no_delete is missing", "trigger tool_invocations_no_update is missing"],
+    ),
+    "postgresql": (
+        ["ALTER TABLE ledger.tool_invocations DISABLE TRIGGER tool_invocations_refuse_row"],
+        ["trigger tool_invocations.tool_invocations_refuse_row differs from the migrated schema"],
+    ),
+}
+
+
+def test_dropped_guards_are_a_schema_mismatch(ledger: Ledger) -> None:
+    """Before, with the append-only triggers gone, `harness ledger verify` still said ok."""
+    fill(ledger)
+    statements, details = DROP_GUARDS[ledger.backend]
+    with contextlib.closing(ledger.admin.connect()) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    result = ledger.run("ledger", "verify")
+    assert result.exit_code == 4
+    assert problems(result) == [(None, None, "schema_mismatch")] * len(details)
+    assert [p["detail"] for p in result.json()["problems"]] == details
+    assert ledger.run("ledger", "verify", "--conversation", "b").exit_code == 4
+
+
+def test_a_moved_created_at_is_reported(ledger: Ledger) -> None:
+    fill(ledger)
+    first = ledger.rows("a")[0].ts - datetime.timedelta(hours=1)
+    moved = first.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if ledger.backend == "sqlite" else first
+    ledger.admin.tamper([("UPDATE ledger.conversations SET created_at = ? WHERE id = ?", [moved, "a"])])
+    result = ledger.run("ledger", "verify")
+    assert result.exit_code == 4
+    assert problems(result) == [("a", 1, "created_at_mismatch")]
+
+
 def _heads(ledger: Ledger) -> Path:
     path = ledger.workspace.parent / "heads.json"
     printed = ledger.run("ledger", "head", "--output", str(path))
@@ -471,6 +508,9 @@ def test_ledger_commands_schema_and_serve_are_not_recorded(tmp_path: Path) -> No
 # -- migrate
 
 
+APPLIED = [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}]
+
+
 def test_migrate_a_sqlite_ledger(tmp_path: Path) -> None:
     path = tmp_path / "elsewhere" / "ledger.sqlite3"
     base = ["--workspace", str(tmp_path), "--ledger", str(path), "ledger", "migrate"]
@@ -478,14 +518,14 @@ def test_migrate_a_sqlite_ledger(tmp_path: Path) -> None:
     assert dry == {
         "backend": "sqlite",
         "from_version": 0,
-        "to_version": 1,
-        "applied": [{"version": 1, "name": "initial"}],
+        "to_version": 2,
+        "applied": APPLIED,
         "roles": {"owner": None, "app": None, "created": []},
         "dry_run": True,
     }
     assert not path.exists()
     done = run_cli(base).json()
-    assert (done["from_version"], done["applied"], done["dry_run"]) == (0, [{"version": 1, "name": "initial"}], False)
+    assert (done["from_version"], done["applied"], done["dry_run"]) == (0, APPLIED, False)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert run_cli(base).json()["applied"] == []
     refused = run_cli([*base, "--admin-dsn", "postgresql://x@127.0.0.1/db"])
@@ -522,8 +562,8 @@ def test_migrate_postgres_with_an_admin_dsn(tmp_path: Path, pg_server: PgServer)
         done = run_cli(migrate)
         assert done.exit_code == 0, done.stdout
         report = done.json()
-        assert (report["from_version"], report["to_version"]) == (0, 1)
-        assert report["applied"] == [{"version": 1, "name": "initial"}]
+        assert (report["from_version"], report["to_version"]) == (0, 2)
+        assert report["applied"] == APPLIED
         assert report["roles"]["owner"] == owner and report["roles"]["app"] == app
         assert set(report["roles"]["created"]) == {owner, app}
         assert run_cli(migrate).json()["applied"] == []
@@ -559,7 +599,7 @@ def test_serve_exits_3_on_a_sqlite_ledger_from_the_future(tmp_path: Path) -> Non
     assert run_cli(["--workspace", str(tmp_path), "ledger", "migrate"]).exit_code == 0
     with sqlite3.connect(tmp_path / "ledger.sqlite3") as conn:
         conn.execute(
-            "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (2, 'future', ?, ?)",
+            "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (3, 'future', ?, ?)",
             ("0" * 64, "2026-01-01T00:00:00.000000Z"),
         )
     proc = _serve(tmp_path)

@@ -15,9 +15,7 @@ import psycopg
 from pgsupport import PgServer
 from psycopg import sql as psql
 
-from harness.ledger import migrations
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlite import statements as sqlite_statements
 from harness.ledger.store import Store, open_store
 from harness.text.redact import Redactor
 
@@ -63,18 +61,17 @@ class SqliteAdmin:
             conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
 
     def tamper(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
-        """Drop every guard trigger, run the statements, and restore the triggers from the shipped migration."""
+        """Drop every guard trigger, run the statements, and restore the triggers exactly as they were."""
         with contextlib.closing(self.connect()) as conn:
-            names = [r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'trigger'")]
-            for name in names:
+            triggers = conn.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").fetchall()
+            for name, _ in triggers:
                 conn.execute(f'DROP TRIGGER "{name}"')
             try:
                 for query, params in statements:
                     conn.execute(query.replace("ledger.", ""), params)
             finally:
-                for statement in sqlite_statements(migrations.shipped("sqlite")[0].sql):
-                    if "CREATE TRIGGER" in statement:
-                        conn.execute(statement)
+                for _, statement in triggers:
+                    conn.execute(statement)
 
     def query(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
         with contextlib.closing(self.connect()) as conn:

@@ -10,10 +10,11 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from ledger_support import FakeClock, PgAdmin, PgLedger
+from pgsupport import PgServer
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from harness.ledger import commands
+from harness.ledger import commands, migrations
 from harness.ledger.errors import LedgerUnavailable
 from harness.ledger.model import LedgerEvent, end_event
 from harness.ledger.settings import LedgerSettings
@@ -118,7 +119,7 @@ def test_every_ledger_trigger_is_enabled_always(filled: Store, pg_ledger: PgLedg
             "SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
             " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'ledger' AND NOT t.tgisinternal"
         ).fetchall()
-    assert len(rows) == 9
+    assert len(rows) == 10
     assert {enabled for _, _, enabled in rows} == {"A"}
 
 
@@ -135,7 +136,7 @@ def test_trigger_functions_are_definer_rights_with_a_pinned_search_path(filled: 
         schema_owner = conn.execute(
             "SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'ledger'"
         ).fetchone()[0]
-    assert [r[0] for r in rows] == ["record_tombstone", "refuse_mutation"]
+    assert [r[0] for r in rows] == ["record_tombstone", "refuse_mutation", "refuse_reused_id"]
     for _, definer, config, owner in rows:
         assert definer is True
         assert config == ["search_path=pg_catalog, pg_temp"]
@@ -214,3 +215,93 @@ def test_a_login_without_insert_is_unavailable(filled: Store, pg_ledger: PgLedge
         assert len(store.list_by_conversation("conv-a")) == 2
     finally:
         store.close()
+
+
+def _replica(conn: psycopg.Connection) -> psycopg.Connection:
+    conn.execute("SET session_replication_role = replica")
+    return conn
+
+
+def test_replica_mode_cannot_delete_a_conversation_whose_rows_would_stay(filled: Store, pg_ledger: PgLedger) -> None:
+    """The cascade does not run in replica mode, so the delete that would orphan the rows is itself refused."""
+    before = _export(filled)
+    with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
+        message = _expect_42501(_replica(conn), "DELETE FROM ledger.conversations WHERE id = 'conv-a'")
+        assert "session_replication_role" in message
+        assert conn.execute("SELECT count(*) FROM ledger.tombstones").fetchone()[0] == 1
+    assert _export(filled) == before
+    assert verify(filled)["ok"] is True
+
+
+@pytest.mark.parametrize("replica", [False, True], ids=["origin", "replica"])
+def test_a_deleted_conversation_id_is_never_recreated(filled: Store, pg_ledger: PgLedger, replica: bool) -> None:
+    with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
+        if replica:
+            _replica(conn)
+        message = _expect_42501(
+            conn, "INSERT INTO ledger.conversations (id, created_at) VALUES ('conv-gone', clock_timestamp())"
+        )
+        assert "conv-gone was deleted" in message
+        assert conn.execute("SELECT count(*) FROM ledger.conversations WHERE id = 'conv-gone'").fetchone()[0] == 0
+
+
+def test_a_cascade_still_deletes_the_whole_conversation_in_one_statement(filled: Store, pg_ledger: PgLedger) -> None:
+    """A writable CTE that deletes the conversation and chosen rows in one statement is still a standalone delete."""
+    with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(pg_ledger.owner_role)))
+        _expect_42501(
+            conn,
+            "WITH c AS (DELETE FROM ledger.conversations WHERE id = 'conv-a' RETURNING id)"
+            " DELETE FROM ledger.tool_invocations WHERE conversation_id IN (SELECT id FROM c) AND chain_seq = 2",
+        )
+        conn.execute("DELETE FROM ledger.conversations WHERE id = 'conv-a'")
+        left = conn.execute("SELECT count(*) FROM ledger.tool_invocations WHERE conversation_id = 'conv-a'").fetchone()
+        assert left == (0,)
+    assert verify(filled)["ok"] is True
+
+
+def test_an_upgraded_ledger_refuses_the_replica_mode_rewrite(
+    pg_server: PgServer, redactor: Redactor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ledger migrated by the previous release (schema 1), where a superuser already deleted a conversation row in
+    replica mode, leaving its rows: after `migrate`, its rows cannot be deleted one by one and the id cannot come
+    back. Before the fix both succeeded, which let the chosen rows vanish without a trace."""
+    login = pg_server.create_role("harness_ledger_login_u", login=True)
+    owner = pg_server.reserve_role_name("harness_ledger_owner_u")
+    app = pg_server.reserve_role_name("harness_ledger_app_u")
+    dbname = pg_server.create_database("harness_ledger_upgrade")
+    dsn, admin_dsn = pg_server.dsn_for(dbname, login), pg_server.dsn_for(dbname)
+
+    def run_migrate() -> dict[str, object]:
+        return commands.migrate(
+            dsn,
+            clock=FakeClock(),
+            settings=LedgerSettings(),
+            redactor=redactor,
+            admin_dsn=admin_dsn,
+            owner_role=owner,
+            app_role=app,
+            grant_app_to=[login],
+        )
+
+    first = migrations.shipped("postgres")[:1]
+    with monkeypatch.context() as previous_release:
+        previous_release.setattr(migrations, "shipped", lambda backend: first)
+        assert run_migrate()["to_version"] == 1
+        store = open_store(dsn, redactor=redactor, clock=FakeClock(), settings=LedgerSettings())
+        for n in range(1, 4):
+            store.insert(LedgerEvent("conv-x", str(n), f"call-{n}", "search_events", "start"))
+        store.close()
+        with psycopg.connect(admin_dsn, autocommit=True) as conn:
+            _replica(conn).execute("DELETE FROM ledger.conversations WHERE id = 'conv-x'")
+    report = run_migrate()
+    assert (report["from_version"], report["to_version"]) == (1, migrations.target_version("postgres"))
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        _replica(conn)
+        assert "append-only" in _expect_42501(
+            conn, "DELETE FROM ledger.tool_invocations WHERE conversation_id = 'conv-x' AND chain_seq = 2"
+        )
+        assert "conv-x was deleted" in _expect_42501(
+            conn, "INSERT INTO ledger.conversations (id, created_at) VALUES ('conv-x', clock_timestamp())"
+        )
+        assert conn.execute("SELECT count(*) FROM ledger.tool_invocations").fetchone()[0] == 3

@@ -12,12 +12,15 @@ from pathlib import Path
 import pytest
 from ledger_support import FakeClock, SqliteAdmin, open_test_store
 
-from harness.ledger import commands
+from harness.ledger import commands, migrations
 from harness.ledger.model import LedgerEvent, end_event
 from harness.ledger.sqlite import connect
 from harness.ledger.store import Store
 from harness.ledger.verify import verify
 from harness.text.redact import Redactor
+
+
+T0_TEXT = "2026-01-02T03:04:05.123456Z"
 
 
 @pytest.fixture
@@ -119,3 +122,44 @@ def test_file_mode_is_0600(tmp_path: Path, redactor: Redactor) -> None:
             assert stat.S_IMODE(path.stat().st_mode) == 0o600, name
     assert stat.S_IMODE((tmp_path / "deep").stat().st_mode) == 0o700
     store.close()
+
+
+@pytest.mark.parametrize("foreign_keys", ["ON", "OFF"])
+def test_a_conversation_goes_with_all_its_rows_and_never_comes_back(
+    filled: Store, ledger_target: str, foreign_keys: str
+) -> None:
+    """Another SQLite client has foreign keys off by default: the delete must still take every row (none left to
+    pick off one by one), and re-inserting the conversation row must be refused."""
+    with contextlib.closing(sqlite3.connect(ledger_target, isolation_level=None)) as conn:
+        conn.execute(f"PRAGMA foreign_keys = {foreign_keys}")
+        conn.execute("DELETE FROM conversations WHERE id = 'conv-a'")
+        assert conn.execute("SELECT count(*) FROM tool_invocations WHERE conversation_id = 'conv-a'").fetchone() == (0,)
+        with pytest.raises(sqlite3.IntegrityError, match="was deleted from the ledger"):
+            conn.execute("INSERT INTO conversations (id, created_at) VALUES ('conv-a', ?)", (T0_TEXT,))
+    [stone] = filled.tombstones()
+    assert (stone.conversation_id, stone.row_count) == ("conv-a", 2)
+    assert verify(filled)["ok"] is True
+
+
+def test_an_upgraded_ledger_gets_the_deletion_guards(
+    tmp_path: Path, redactor: Redactor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ledger created by the previous release (schema 1) is migrated at open and then refuses a reused id."""
+    path = tmp_path / "ledger.sqlite3"
+    first = migrations.shipped("sqlite")[:1]
+    with monkeypatch.context() as previous_release:
+        previous_release.setattr(migrations, "shipped", lambda backend: first)
+        old = open_test_store(str(path), redactor, FakeClock())
+        old.insert(LedgerEvent("conv-old", "1", "call-1", "search_events", "start"))
+        assert old.schema_version() == 1
+        old.close()
+    SqliteAdmin(path).delete_conversation("conv-old")
+    store = open_test_store(str(path), redactor, FakeClock())
+    try:
+        assert store.schema_version() == migrations.target_version("sqlite")
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+            with pytest.raises(sqlite3.IntegrityError, match="was deleted from the ledger"):
+                conn.execute("INSERT INTO conversations (id, created_at) VALUES ('conv-old', ?)", (T0_TEXT,))
+        assert verify(store)["ok"] is True
+    finally:
+        store.close()

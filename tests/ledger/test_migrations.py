@@ -28,22 +28,24 @@ SETTINGS = LedgerSettings()
 def test_shipped_migrations_and_checksums() -> None:
     for backend in migrations.BACKENDS:
         shipped = migrations.shipped(backend)
-        assert [(m.version, m.name) for m in shipped] == [(1, "initial")]
-        data = importlib.resources.files("harness.ledger.migrations").joinpath(backend, "0001_initial.sql").read_bytes()
-        assert shipped[0].checksum == hashlib.sha256(data).hexdigest()
-        assert migrations.target_version(backend) == 1
+        assert [(m.version, m.name) for m in shipped] == [(1, "initial"), (2, "deletion_integrity")]
+        folder = importlib.resources.files("harness.ledger.migrations").joinpath(backend)
+        for migration in shipped:
+            data = folder.joinpath(f"{migration.version:04d}_{migration.name}.sql").read_bytes()
+            assert migration.checksum == hashlib.sha256(data).hexdigest()
+        assert migrations.target_version(backend) == 2
 
 
 def test_pending_refuses_changed_text_and_newer_schemas() -> None:
-    shipped = migrations.shipped("sqlite")[0]
-    assert migrations.pending("sqlite", []) == [shipped]
-    assert migrations.pending("sqlite", [migrations.Applied(1, "initial", shipped.checksum)]) == []
+    first, second = migrations.shipped("sqlite")
+    assert migrations.pending("sqlite", []) == [first, second]
+    assert migrations.pending("sqlite", [migrations.Applied(1, "initial", first.checksum)]) == [second]
+    done = [migrations.Applied(1, "initial", first.checksum), migrations.Applied(2, second.name, second.checksum)]
+    assert migrations.pending("sqlite", done) == []
     with pytest.raises(LedgerUnavailable, match="checksum mismatch"):
         migrations.pending("sqlite", [migrations.Applied(1, "initial", "0" * 64)])
     with pytest.raises(LedgerUnavailable, match="newer than this harness"):
-        migrations.pending(
-            "sqlite", [migrations.Applied(1, "initial", shipped.checksum), migrations.Applied(2, "x", "")]
-        )
+        migrations.pending("sqlite", [*done, migrations.Applied(3, "x", "")])
     with pytest.raises(ValueError):
         migrations.shipped("oracle")
 
@@ -61,7 +63,7 @@ class TestSqliteVersions:
         path = tmp_path / "ledger.sqlite3"
         open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS).close()
         SqliteAdmin(path).tamper(
-            [("INSERT INTO schema_migrations VALUES (2, 'future', ?, '2026-01-01T00:00:00.000000Z', NULL)", ["a" * 64])]
+            [("INSERT INTO schema_migrations VALUES (3, 'future', ?, '2026-01-01T00:00:00.000000Z', NULL)", ["a" * 64])]
         )
         for create in (True, False):
             with pytest.raises(LedgerUnavailable, match="newer than this harness"):
@@ -80,7 +82,7 @@ class TestSqliteVersions:
         reader = open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS, create=False)
         assert reader.schema_version() == 0 and reader.heads() == []
         writer = open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS)
-        assert writer.schema_version() == 1
+        assert writer.schema_version() == 2
         writer.close()
 
 
@@ -107,30 +109,30 @@ class TestPostgres:
         assert dry == {
             "backend": "postgresql",
             "from_version": 0,
-            "to_version": 1,
-            "applied": [{"version": 1, "name": "initial"}],
+            "to_version": 2,
+            "applied": [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}],
             "roles": {"owner": owner, "app": app, "created": [owner, app]},
             "dry_run": True,
         }
         assert not _schema_exists(pg_server, fresh_db)
 
         done = commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, **options)
-        assert done["applied"] == [{"version": 1, "name": "initial"}]
+        assert done["applied"] == [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}]
         assert done["roles"] == {"owner": owner, "app": app, "created": [owner, app]}
         again = commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, **options)
-        assert (again["from_version"], again["applied"], again["roles"]["created"]) == (1, [], [])
+        assert (again["from_version"], again["applied"], again["roles"]["created"]) == (2, [], [])
 
         with pg_server.admin(fresh_db) as conn:
             member = conn.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (login, app)).fetchone()[0]
             can_login = conn.execute("SELECT rolcanlogin FROM pg_roles WHERE rolname = %s", (owner,)).fetchone()[0]
-            applied_by = conn.execute("SELECT applied_by FROM ledger.schema_migrations").fetchone()[0]
-        assert member is True and can_login is False and applied_by == "postgres"
+            applied_by = {r[0] for r in conn.execute("SELECT applied_by FROM ledger.schema_migrations")}
+        assert member is True and can_login is False and applied_by == {"postgres"}
         store = open_store(dsn, redactor=redactor, clock=FakeClock(), settings=SETTINGS)
         assert store.insert(LedgerEvent("c", "1", "k", "search_events", "start")).inserted
         store.close()
 
     def test_the_store_never_migrates(self, pg_server: PgServer, fresh_db: str, redactor: Redactor) -> None:
-        with pytest.raises(LedgerUnavailable, match="ledger schema 0, harness needs 1: run harness ledger migrate"):
+        with pytest.raises(LedgerUnavailable, match="ledger schema 0, harness needs 2: run harness ledger migrate"):
             open_store(pg_server.dsn_for(fresh_db), redactor=redactor, clock=FakeClock(), settings=SETTINGS)
         assert not _schema_exists(pg_server, fresh_db)
 
@@ -139,7 +141,7 @@ class TestPostgres:
         commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor)
         with pg_server.admin(fresh_db) as conn:
             conn.execute(
-                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (2, 'x', %s)", ("c" * 64,)
+                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (3, 'x', %s)", ("c" * 64,)
             )
         with pytest.raises(LedgerUnavailable, match="newer than this harness"):
             open_store(dsn, redactor=redactor, clock=FakeClock(), settings=SETTINGS)

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import hashlib
+import importlib.resources
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +20,9 @@ import pytest
 from ledger_support import T0, PgAdmin, SqliteAdmin
 
 from harness.errors import InvalidInput
-from harness.ledger import chain, commands
-from harness.ledger.model import LedgerEvent, LedgerRow, end_event
+from harness.ledger import catalog, chain, commands, migrations
+from harness.ledger.model import LedgerEvent, LedgerRow, end_event, format_ts
+from harness.ledger.sqlite import migrated_catalog
 from harness.ledger.records import Head
 from harness.ledger.store import Store
 from harness.ledger.verify import HeadsFormatError, heads_document, parse_heads_document, verify
@@ -166,15 +170,11 @@ def test_a_tombstone_that_does_not_cover_the_head(
 
 
 def test_orphan_rows(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
-    """A conversation row deleted without the cascade (foreign keys off, or replica mode) leaves orphans."""
-    if isinstance(admin, SqliteAdmin):
-        with contextlib.closing(admin.connect()) as conn:
-            conn.execute("PRAGMA foreign_keys = OFF")
-            conn.execute("DELETE FROM conversations WHERE id = ?", (CONV,))
-    else:
-        with admin.connect() as conn:
-            conn.execute("SET session_replication_role = replica")
-            conn.execute("DELETE FROM ledger.conversations WHERE id = %s", (CONV,))
+    """A conversation row deleted without the cascade (guards dropped, and foreign keys off or replica mode) leaves
+    orphans."""
+    sqlite = isinstance(admin, SqliteAdmin)
+    no_cascade = "PRAGMA foreign_keys = OFF" if sqlite else "SET session_replication_role = replica"
+    admin.tamper([(no_cascade, []), ("DELETE FROM ledger.conversations WHERE id = ?", [CONV])])
     report = verify(store)
     assert _problems(report) == [(CONV, 1, "orphan_rows")]
     assert report["problems"][0]["detail"].startswith(f"{N} rows")
@@ -275,3 +275,168 @@ def test_heads_against_a_live_conversation(store: Store, rows: list[LedgerRow]) 
     assert verify(store, heads=[Head(CONV, N, rows[-1].row_hash)])["ok"] is True
     mismatch = verify(store, heads=[Head(CONV, 2, rows[-1].row_hash)])
     assert _problems(mismatch) == [(CONV, 2, "head_mismatch")]
+
+
+# -- the schema and created_at (docs/decisions.md, "Ledger integrity")
+
+
+def _schema_problems(report: dict[str, Any]) -> list[str]:
+    return [p["detail"] for p in report["problems"] if p["kind"] == "schema_mismatch"]
+
+
+@pytest.mark.pg
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_the_recorded_postgres_catalog_is_the_migrated_one(store: Store, rows: list[LedgerRow]) -> None:
+    """The catalog a fresh `migrate --admin-dsn` creates is the one recorded next to the migrations. Rerun with
+    HARNESS_UPDATE_SNAPSHOT=1 to record it again after a new migration."""
+    with store.snapshot() as snap:
+        migrated = snap.catalog()
+    version = migrations.target_version("postgres")
+    if os.environ.get("HARNESS_UPDATE_SNAPSHOT") == "1":
+        path = Path(str(importlib.resources.files("harness.ledger.migrations").joinpath(catalog.RECORDED_POSTGRES)))
+        path.write_text(catalog.document(version, migrated), encoding="utf-8")
+    assert catalog.recorded_postgres(version) == migrated
+    assert {kind for kind, _, _ in migrated} == {"relation", "column", "constraint", "index", "trigger", "function"}
+    assert verify(store)["ok"] is True
+
+
+def test_a_recorded_catalog_of_another_version_is_refused() -> None:
+    with pytest.raises(RuntimeError, match="records schema"):
+        catalog.recorded_postgres(migrations.target_version("postgres") + 1)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_the_sqlite_catalog_is_what_the_migrations_create(store: Store, rows: list[LedgerRow]) -> None:
+    with store.snapshot() as snap:
+        assert snap.catalog() == migrated_catalog(migrations.target_version("sqlite"))
+    assert len([kind for kind, _, _ in migrated_catalog(2) if kind == "trigger"]) == 10
+    assert migrated_catalog(1) < migrated_catalog(2)
+
+
+SQLITE_SCHEMA_TAMPERING = {
+    "drop the append-only triggers": (
+        ["DROP TRIGGER tool_invocations_no_update", "DROP TRIGGER tool_invocations_no_delete"],
+        ["trigger tool_invocations_no_delete is missing", "trigger tool_invocations_no_update is missing"],
+    ),
+    "weaken a trigger": (
+        [
+            "DROP TRIGGER tool_invocations_no_update",
+            "CREATE TRIGGER tool_invocations_no_update BEFORE UPDATE ON tool_invocations WHEN 0"
+            " BEGIN SELECT RAISE(ABORT, 'tool_invocations is append-only: UPDATE refused'); END",
+        ],
+        ["trigger tool_invocations_no_update differs from the migrated schema"],
+    ),
+    "add an index": (
+        ["CREATE INDEX extra ON tool_invocations (ts)"],
+        ["index extra is not part of the migrated schema"],
+    ),
+    "add a trigger": (
+        ["CREATE TRIGGER quiet AFTER INSERT ON tool_invocations BEGIN SELECT 1; END"],
+        ["trigger quiet is not part of the migrated schema"],
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("case", sorted(SQLITE_SCHEMA_TAMPERING))
+def test_a_changed_sqlite_schema_is_a_schema_mismatch(
+    store: Store, rows: list[LedgerRow], admin: Admin, case: str
+) -> None:
+    """Before, dropping the append-only triggers left `verify` ok: the chain was intact, the guards were gone."""
+    statements, expected = SQLITE_SCHEMA_TAMPERING[case]
+    with contextlib.closing(admin.connect()) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    report = verify(store)
+    assert report["ok"] is False
+    assert _schema_problems(report) == expected
+    assert [(p["conversation_id"], p["chain_seq"]) for p in report["problems"]] == [(None, None)] * len(expected)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_planner_statistics_are_not_a_schema_change(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    with contextlib.closing(admin.connect()) as conn:
+        conn.execute("ANALYZE")
+    assert verify(store)["ok"] is True
+
+
+PG_SCHEMA_TAMPERING = {
+    "disable a guard": (
+        ["ALTER TABLE ledger.tool_invocations DISABLE TRIGGER tool_invocations_refuse_row"],
+        ["trigger tool_invocations.tool_invocations_refuse_row differs from the migrated schema"],
+    ),
+    "origin-only guard": (
+        ["ALTER TABLE ledger.tool_invocations ENABLE TRIGGER tool_invocations_refuse_row"],
+        ["trigger tool_invocations.tool_invocations_refuse_row differs from the migrated schema"],
+    ),
+    "drop a guard": (
+        ["DROP TRIGGER conversations_refuse_reuse ON ledger.conversations"],
+        ["trigger conversations.conversations_refuse_reuse is missing"],
+    ),
+    "gut a function": (
+        [
+            "CREATE OR REPLACE FUNCTION ledger.refuse_mutation() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER"
+            " SET search_path = pg_catalog, pg_temp AS $$ BEGIN RETURN OLD; END $$"
+        ],
+        ["function refuse_mutation() differs from the migrated schema"],
+    ),
+    "disable the cascade": (
+        ["ALTER TABLE ledger.conversations DISABLE TRIGGER ALL"],
+        [
+            "trigger conversations.conversations_refuse_reuse differs from the migrated schema",
+            "trigger conversations.conversations_refuse_truncate differs from the migrated schema",
+            "trigger conversations.conversations_refuse_update differs from the migrated schema",
+            "trigger conversations.conversations_tombstone differs from the migrated schema",
+            "trigger conversations.tool_invocations_conversation_id_fkey/RI_FKey_cascade_del differs from the"
+            " migrated schema",
+            "trigger conversations.tool_invocations_conversation_id_fkey/RI_FKey_noaction_upd differs from the"
+            " migrated schema",
+        ],
+    ),
+    "row-level security": (
+        ["ALTER TABLE ledger.tool_invocations ENABLE ROW LEVEL SECURITY"],
+        ["relation tool_invocations differs from the migrated schema"],
+    ),
+    "a rule": (
+        ["CREATE RULE quiet AS ON UPDATE TO ledger.tombstones DO INSTEAD NOTHING"],
+        ["rule tombstones.quiet is not part of the migrated schema"],
+    ),
+    "drop a check": (
+        ["ALTER TABLE ledger.tool_invocations DROP CONSTRAINT tool_invocations_shape"],
+        ["constraint tool_invocations.tool_invocations_shape is missing"],
+    ),
+}
+
+
+@pytest.mark.pg
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("case", sorted(PG_SCHEMA_TAMPERING))
+def test_a_changed_postgres_schema_is_a_schema_mismatch(
+    store: Store, rows: list[LedgerRow], admin: Admin, case: str
+) -> None:
+    statements, expected = PG_SCHEMA_TAMPERING[case]
+    with admin.connect() as conn:
+        for statement in statements:
+            conn.execute(statement)
+    report = verify(store)
+    assert report["ok"] is False
+    assert _schema_problems(report) == expected
+
+
+def test_an_edited_created_at_is_reported(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    """Before, created_at was covered by nothing: a superuser could move a conversation in time unseen."""
+    earlier = _ts_param(admin, rows[0].ts - datetime.timedelta(days=1))
+    admin.tamper([("UPDATE ledger.conversations SET created_at = ? WHERE id = ?", [earlier, CONV])])
+    report = verify(store)
+    assert _problems(report) == [(CONV, 1, "created_at_mismatch")]
+    assert "differs from the ts of chain_seq 1" in report["problems"][0]["detail"]
+
+
+def test_a_conversation_without_rows_is_reported(store: Store, rows: list[LedgerRow], admin: Admin) -> None:
+    statement = "INSERT INTO ledger.conversations (id, created_at) VALUES (?, ?)"
+    admin.tamper([(statement, ["conv-empty", _ts_param(admin, T0)])])
+    assert _problems(verify(store)) == [("conv-empty", None, "created_at_mismatch")]
+
+
+def _ts_param(admin: Admin, ts: datetime.datetime) -> Any:
+    return format_ts(ts) if isinstance(admin, SqliteAdmin) else ts

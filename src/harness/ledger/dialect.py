@@ -53,6 +53,8 @@ class Dialect:
     bool_to_db: Callable[[bool], Any]
     row_from_db: Callable[[Sequence[Any]], LedgerRow]
     ts_from_db: Callable[[Any], datetime.datetime]
+    # One query listing the ledger's schema objects as (kind, name, definition) rows (catalog.py).
+    catalog_sql: str
 
     def sql(self, template: str) -> str:
         """Expand `{ti}`, `{co}`, `{tb}`, `{meta}` and turn `?` into this driver's parameter marker."""

@@ -16,7 +16,7 @@ import psycopg
 import psycopg_pool
 from psycopg import sql
 
-from harness.ledger import chain, migrations
+from harness.ledger import catalog, chain, migrations
 from harness.ledger.dialect import Dialect
 from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
 from harness.ledger.model import LedgerRedactor, LedgerRow
@@ -47,6 +47,62 @@ _BOOTSTRAP = """CREATE TABLE IF NOT EXISTS ledger.schema_migrations (
   applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   applied_by text NOT NULL DEFAULT session_user
 )"""
+
+
+# Every ledger object as it bears on the guards. Owners are compared with the schema owner (role names are
+# configurable), and CHECK constraints by name and state only: their deparsed text may vary between releases.
+CATALOG_SQL = """SELECT 'relation'::text, c.relname::text,
+       'kind=' || c.relkind::text || ' rls=' || c.relrowsecurity::text || ' force_rls=' || c.relforcerowsecurity::text
+       || ' owned_by_schema_owner=' || (c.relowner = n.nspowner)::text
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'ledger' AND c.relkind <> 'i'
+UNION ALL
+SELECT 'column', c.relname || '.' || a.attname,
+       format_type(a.atttypid, a.atttypmod) || ' not_null=' || a.attnotnull::text
+       || ' identity=' || a.attidentity::text || ' collation=' || coalesce(co.collname, '')
+       || ' default=' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+  LEFT JOIN pg_collation co ON co.oid = a.attcollation
+  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+ WHERE n.nspname = 'ledger' AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+UNION ALL
+SELECT 'constraint', c.relname || '.' || k.conname,
+       'type=' || k.contype::text || ' validated=' || k.convalidated::text || ' deferrable=' || k.condeferrable::text
+       || CASE WHEN k.contype = 'c' THEN '' ELSE ' ' || pg_get_constraintdef(k.oid) END
+  FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'ledger' AND k.contype <> 'n'
+UNION ALL
+SELECT 'index', i.relname,
+       pg_get_indexdef(x.indexrelid) || ' valid=' || x.indisvalid::text || ' ready=' || x.indisready::text
+  FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_namespace n ON n.oid = i.relnamespace
+ WHERE n.nspname = 'ledger'
+UNION ALL
+SELECT 'trigger',
+       c.relname || '.'
+       || CASE WHEN t.tgisinternal THEN coalesce(k.conname::text, '') || '/' || p.proname ELSE t.tgname::text END,
+       'enabled=' || t.tgenabled::text || ' type=' || t.tgtype::text || ' function=' || pn.nspname || '.' || p.proname
+       || CASE WHEN t.tgisinternal THEN ' internal' ELSE ' ' || pg_get_triggerdef(t.oid) END
+  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+  JOIN pg_proc p ON p.oid = t.tgfoid JOIN pg_namespace pn ON pn.oid = p.pronamespace
+  LEFT JOIN pg_constraint k ON k.oid = t.tgconstraint
+ WHERE n.nspname = 'ledger'
+UNION ALL
+SELECT 'function', p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')',
+       'language=' || l.lanname || ' definer=' || p.prosecdef::text || ' volatility=' || p.provolatile::text
+       || ' returns=' || format_type(p.prorettype, NULL)
+       || ' config=' || coalesce(array_to_string(p.proconfig, ';'), '')
+       || ' owned_by_schema_owner=' || (p.proowner = n.nspowner)::text
+       || ' source_sha256=' || encode(sha256(convert_to(p.prosrc, 'UTF8')), 'hex')
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace JOIN pg_language l ON l.oid = p.prolang
+ WHERE n.nspname = 'ledger'
+UNION ALL
+SELECT 'rule', c.relname || '.' || r.rulename, pg_get_ruledef(r.oid)
+  FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'ledger'
+UNION ALL
+SELECT 'policy', c.relname || '.' || y.polname, 'command=' || y.polcmd::text || ' permissive=' || y.polpermissive::text
+  FROM pg_policy y JOIN pg_class c ON c.oid = y.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'ledger'"""
 
 
 def _ts_from_db(value: datetime.datetime) -> datetime.datetime:
@@ -100,6 +156,7 @@ DIALECT = Dialect(
     bool_to_db=bool,
     row_from_db=_row_from_db,
     ts_from_db=_ts_from_db,
+    catalog_sql=CATALOG_SQL,
 )
 
 
@@ -313,6 +370,10 @@ class PostgresStore(SqlStore):
             except psycopg.Error as exc:
                 raise _mapped(exc, self._redactor.redact) from exc
         return max((a.version for a in applied), default=0)
+
+    def expected_catalog(self) -> frozenset[catalog.SchemaObject]:
+        """The catalog the shipped migrations create, as recorded next to them."""
+        return catalog.recorded_postgres(migrations.target_version("postgres"))
 
     def close(self) -> None:
         """Close the pool."""

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from harness.ledger import chain
+from harness.ledger.catalog import SchemaObject
 from harness.ledger.dialect import COLUMNS_SQL, ROW_BY_KEY, Connection, Cursor, Dialect
 from harness.ledger.errors import LedgerIntegrityError, LedgerValueError
 from harness.ledger.model import LedgerEvent, LedgerRedactor, LedgerRow, PreparedRow, build_row, prepare
@@ -372,6 +373,10 @@ class SqlStore(abc.ABC):
     @abc.abstractmethod
     def schema_version(self) -> int:
         """The highest applied migration (0 for no schema)."""
+
+    @abc.abstractmethod
+    def expected_catalog(self) -> frozenset[SchemaObject]:
+        """The schema objects the shipped migrations create (catalog.py)."""
 
     @abc.abstractmethod
     def close(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import sqlite3
 import threading
@@ -13,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.ledger import chain, migrations
+from harness.ledger import catalog, chain, migrations
 from harness.ledger.dialect import Dialect
 from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
 from harness.ledger.model import LedgerRedactor, LedgerRow, format_ts
@@ -32,6 +33,13 @@ _BOOTSTRAP = """CREATE TABLE IF NOT EXISTS schema_migrations (
   applied_at TEXT NOT NULL,
   applied_by TEXT
 ) STRICT"""
+
+
+# Statistics tables (ANALYZE, PRAGMA optimize) only steer the query planner; everything else is compared.
+CATALOG_SQL = (
+    "SELECT type, name, 'on ' || tbl_name || ': ' || coalesce(sql, '') FROM sqlite_schema"
+    " WHERE substr(name, 1, 11) <> 'sqlite_stat'"
+)
 
 
 def _ts_from_db(text: str) -> datetime.datetime:
@@ -81,6 +89,7 @@ DIALECT = Dialect(
     bool_to_db=int,
     row_from_db=_row_from_db,
     ts_from_db=_ts_from_db,
+    catalog_sql=CATALOG_SQL,
 )
 
 
@@ -209,6 +218,20 @@ def migrate_connection(conn: sqlite3.Connection, clock: Clock) -> tuple[int, lis
             raise
 
 
+@functools.cache
+def migrated_catalog(version: int) -> frozenset[catalog.SchemaObject]:
+    """The schema the first `version` shipped migrations create, built in memory by the same statements."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        conn.execute(_BOOTSTRAP)
+        for step in migrations.shipped("sqlite")[:version]:
+            for statement in statements(step.sql):
+                conn.execute(statement)
+        return catalog.as_set(conn.execute(CATALOG_SQL))
+    finally:
+        conn.close()
+
+
 class SqliteStore(SqlStore):
     """A SQLite ledger file; writes serialize on a process lock and BEGIN IMMEDIATE across processes."""
 
@@ -303,6 +326,10 @@ class SqliteStore(SqlStore):
         finally:
             conn.close()
 
+    def expected_catalog(self) -> frozenset[catalog.SchemaObject]:
+        """The schema the shipped migrations create (open refuses a ledger at another version)."""
+        return migrated_catalog(migrations.target_version("sqlite"))
+
     def close(self) -> None:
         """Close the writer connection."""
         with self._lock:
@@ -340,6 +367,10 @@ class MissingSqliteStore(SqlStore):
     def schema_version(self) -> int:
         """No schema."""
         return 0
+
+    def expected_catalog(self) -> frozenset[catalog.SchemaObject]:
+        """No schema yet, and none expected."""
+        return frozenset()
 
     def close(self) -> None:
         """Nothing to release."""

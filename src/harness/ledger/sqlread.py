@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from harness.ledger.catalog import SchemaObject, as_set
 from harness.ledger.dialect import COLUMNS_SQL, ROW_BY_KEY, Dialect
 from harness.ledger.errors import LedgerValueError
 from harness.ledger.model import LedgerRow
@@ -129,6 +130,10 @@ class SqlSnapshot:
             rows = self._fetch(self._d.sql(_HEADS.replace("{where}", " WHERE conversation_id = ?")), [conversation_id])
         return [Head(cid, seq, bytes(h)) for cid, seq, h in rows]
 
+    def catalog(self) -> frozenset[SchemaObject]:
+        """The ledger's schema objects as the database holds them."""
+        return as_set(self._fetch(self._d.catalog_sql, []))
+
     def tombstones(self) -> list[Tombstone]:
         """Every tombstone, oldest first."""
         sql = self._d.sql(
@@ -250,6 +255,9 @@ class EmptySnapshot:
 
     def heads(self, conversation_id: str | None = None) -> list[Head]:
         return []
+
+    def catalog(self) -> frozenset[SchemaObject]:
+        return frozenset()
 
     def tombstones(self) -> list[Tombstone]:
         return []

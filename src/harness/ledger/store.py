@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
+from harness.ledger.catalog import SchemaObject
 from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable, LedgerValueError
 from harness.ledger.model import LedgerEvent, LedgerRedactor, LedgerRow
 from harness.ledger.records import (
@@ -78,6 +79,8 @@ class Snapshot(Protocol):
 
     def tombstones(self) -> list[Tombstone]: ...
 
+    def catalog(self) -> frozenset[SchemaObject]: ...
+
     def calls(self, where: CallFilter, limit: int) -> list[Call]: ...
 
 
@@ -112,6 +115,8 @@ class Store(Protocol):
     def tombstones(self) -> list[Tombstone]: ...
 
     def schema_version(self) -> int: ...
+
+    def expected_catalog(self) -> frozenset[SchemaObject]: ...
 
     def snapshot(self) -> AbstractContextManager[Snapshot]: ...
 

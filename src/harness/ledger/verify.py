@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.ledger import chain, ids
+from harness.ledger import catalog, chain, ids
+from harness.ledger.catalog import SchemaObject
 from harness.ledger.model import LedgerRow, format_ts
-from harness.ledger.records import Head, Tombstone
+from harness.ledger.records import ConversationInfo, Head, Tombstone
 from harness.ledger.store import Snapshot, Store
 from harness.text import canonjson, redact
 
@@ -32,9 +33,9 @@ class HeadsFormatError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Problem:
-    """One verification finding: the first per conversation."""
+    """One verification finding: the first per conversation, or one per schema object (no conversation)."""
 
-    conversation_id: str
+    conversation_id: str | None
     chain_seq: int | None
     kind: str
     detail: str
@@ -152,6 +153,7 @@ class _ConversationCheck:
         self._starts: dict[tuple[str, str], int] = {}
         self._ended: set[tuple[str, str]] = set()
         self.first_seq: int | None = None
+        self.genesis_ts: datetime.datetime | None = None
         self.last_seq = 0
         self.hash_at_head: bytes | None = None
         self.rows = 0
@@ -169,6 +171,8 @@ class _ConversationCheck:
         self.rows += 1
         self.first_seq = row.chain_seq if self.first_seq is None else self.first_seq
         self.last_seq = row.chain_seq
+        if row.chain_seq == 1:
+            self.genesis_ts = row.ts
         call = (row.request_id, row.tool_call_id)
         if row.event == "start":
             self._starts[call] = row.seq
@@ -228,17 +232,33 @@ def _head_problem(
     return Problem(cid, seq, "tombstone_mismatch", "no tombstone covers the exported head")
 
 
+def _created_at_problem(info: ConversationInfo, check: _ConversationCheck | None) -> Problem | None:
+    # The store dates a conversation by its first row; nothing else covers created_at.
+    if check is None:
+        return Problem(info.id, None, "created_at_mismatch", "the conversation has no rows to date its created_at")
+    if check.genesis_ts is not None and check.genesis_ts != info.created_at:
+        detail = f"created_at {format_ts(info.created_at)} differs from the ts of chain_seq 1"
+        return Problem(info.id, 1, "created_at_mismatch", detail)
+    return None
+
+
+def _schema_problems(actual: frozenset[SchemaObject], expected: frozenset[SchemaObject]) -> list[Problem]:
+    return [Problem(None, None, "schema_mismatch", note) for note in catalog.differences(actual, expected)]
+
+
 def verify_snapshot(
     snap: Snapshot,
     *,
     backend: str,
+    expected_catalog: frozenset[SchemaObject],
     conversation_ids: Sequence[str] | None = None,
     heads: Sequence[Head] | None = None,
     sidecar_root: Path | None = None,
     max_redaction_version: int | None = None,
     hasher: Callable[[tuple[Any, ...]], bytes] = chain.hash_values,
 ) -> dict[str, Any]:
-    """The §8.3 report over one snapshot: the first problem per conversation, sorted by conversation id.
+    """The §8.3 report over one snapshot: schema differences first, then the first problem per conversation,
+    sorted by conversation id.
 
     Known redaction versions run from 1 to the redactor's current one (`max_redaction_version` overrides).
     """
@@ -247,7 +267,8 @@ def verify_snapshot(
     wanted = None if conversation_ids is None else set(conversation_ids)
     checked_heads = [h for h in heads or () if wanted is None or h.conversation_id in wanted]
     head_seqs = {h.conversation_id: h.chain_seq for h in checked_heads}
-    existing = {c.id for c in snap.conversations(conversation_ids)}
+    infos = snap.conversations(conversation_ids)
+    existing = {c.id for c in infos}
     tombstones = snap.tombstones()
     checks: dict[str, _ConversationCheck] = {}
     current: _ConversationCheck | None = None
@@ -269,6 +290,11 @@ def verify_snapshot(
             problems[cid] = Problem(cid, check.first_seq, "orphan_rows", detail)
         elif check.problem is not None:
             problems[cid] = check.problem
+    for info in infos:
+        if info.id not in problems:
+            found = _created_at_problem(info, checks.get(info.id))
+            if found is not None:
+                problems[info.id] = found
     for head in checked_heads:
         cid = head.conversation_id
         if cid not in problems:
@@ -276,7 +302,7 @@ def verify_snapshot(
             found = _head_problem(head, checks.get(cid), cid in existing, stones)
             if found is not None:
                 problems[cid] = found
-    ordered = [problems[cid] for cid in sorted(problems)]
+    ordered = _schema_problems(snap.catalog(), expected_catalog) + [problems[cid] for cid in sorted(problems)]
     return {
         "ok": not ordered,
         "backend": backend,
@@ -304,6 +330,7 @@ def verify(
         return verify_snapshot(
             snap,
             backend=store.backend,
+            expected_catalog=store.expected_catalog(),
             conversation_ids=conversation_ids,
             heads=heads,
             sidecar_root=sidecar_root,
