@@ -20,8 +20,9 @@ _lock = threading.Lock()
 _redactor: Redactor | None = None
 
 
-def use_redactor(redactor: Redactor) -> None:
-    """Filter output and log lines with the process's redactor from now on."""
+def use_redactor(redactor: Redactor | None) -> None:
+    """Filter output and log lines with the process's redactor from now on; None: the environment's, built anew
+    on first use (each CLI invocation starts so, since the environment may have changed in-process)."""
     global _redactor
     with _lock:
         _redactor = redactor
@@ -67,7 +68,9 @@ class FilteredStream:
 
 @contextmanager
 def filtered_std_streams() -> Iterator[None]:
-    """sys.stdout and sys.stderr filtered for the duration (not wrapped twice when nested)."""
+    """sys.stdout and sys.stderr filtered for the duration (not wrapped twice when nested), starting from the
+    environment's redactor until the configuration sets the process's."""
+    use_redactor(None)
     saved = sys.stdout, sys.stderr
     if not isinstance(sys.stdout, FilteredStream):
         sys.stdout = FilteredStream(sys.stdout)  # type: ignore[assignment]
