@@ -294,7 +294,9 @@ async def test_no_sentinel_reaches_the_ledger_sidecars_logs_or_export(
         ]
     leaks = _leaks(s, haystacks)
     opaque = [(label, needle) for label, needle in s.needles() if label == "known_secret"]
-    leaks += [f"the configured secret in {where}" for where, text in run.shown if any(n in text.encode() for _, n in opaque)]
+    leaks += [
+        f"the configured secret in {where}" for where, text in run.shown if any(n in text.encode() for _, n in opaque)
+    ]
     assert not leaks, f"seed {s.seed}:\n" + "\n".join(leaks)
 
     # Not vacuous: every call is on record, big results went to sidecars, and redaction did the work.

@@ -38,7 +38,9 @@ def test_eight_bytes_and_more_match_anywhere() -> None:
     assert red.redact_known("xeight888x") == "x[REDACTED:known_secret]x"
 
 
-@pytest.mark.parametrize("value", ["true", "FALSE", "null", "None", "    ", "****", "----", "12345", "1.5e+300", "-0.25"])
+@pytest.mark.parametrize(
+    "value", ["true", "FALSE", "null", "None", "    ", "****", "----", "12345", "1.5e+300", "-0.25"]
+)
 def test_values_that_are_not_secrets_are_not_registered(value: str) -> None:
     known = KnownSecrets.from_environment({"FEATURE_TOKEN": value})
     assert known.count == 0

@@ -191,7 +191,9 @@ class Redactor:
         if isinstance(node, str):
             return self.redact_known(node)
         if isinstance(node, dict):
-            return {self.redact_known(k) if isinstance(k, str) else k: self.redact_known_tree(v) for k, v in node.items()}
+            return {
+                self.redact_known(k) if isinstance(k, str) else k: self.redact_known_tree(v) for k, v in node.items()
+            }
         if isinstance(node, (list, tuple)):
             return [self.redact_known_tree(v) for v in node]
         return node
