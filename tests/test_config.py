@@ -114,3 +114,38 @@ def test_the_fallback_note_names_only_a_fallback_workspace_without_a_store(tmp_p
     assert "run harness init to create a store there" in fallback_note(fallback)
     Store(settings.store_path).git(create=True)
     assert fallback_note(fallback) == ""
+
+
+CONNINFO = "host=db password=Pw9secretvalue dbname=x"
+
+
+@pytest.mark.parametrize("conninfo", [CONNINFO, "  dbname = x", "service=ledger"])
+def test_a_key_value_ledger_dsn_is_refused_from_every_source_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, conninfo: str
+) -> None:
+    from runners import run_cli
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.delenv("HARNESS_LEDGER_URL", raising=False)
+    flag = run_cli(["--workspace", str(workspace), "--ledger", conninfo, "search_events"])
+    monkeypatch.setenv("HARNESS_LEDGER_URL", conninfo)
+    env = run_cli(["--workspace", str(workspace), "ledger", "list"])
+    monkeypatch.delenv("HARNESS_LEDGER_URL")
+    (workspace / "harness.toml").write_text(f"[ledger]\nurl = {conninfo!r}\n".replace("'", '"'))
+    config = run_cli(["--workspace", str(workspace), "search_events"])
+    for result, field in ((flag, "--ledger"), (env, "HARNESS_LEDGER_URL"), (config, "[ledger] url")):
+        assert result.exit_code == 2
+        message = result.json()["error"]["message"]
+        assert f"{field}: a key=value connection string is not accepted" in message
+        assert "Pw9secretvalue" not in result.stdout + result.stderr
+    assert list(cwd.iterdir()) == []
+    assert sorted(p.name for p in workspace.iterdir()) == ["harness.toml"]
+
+
+def test_a_sqlite_path_with_an_equals_sign_after_a_slash_is_still_a_path(tmp_path: Path) -> None:
+    settings = load_settings(Overrides(workspace=tmp_path, ledger=str(tmp_path / "a=b.sqlite3")))
+    assert settings.ledger_target == str(tmp_path / "a=b.sqlite3")

@@ -741,3 +741,50 @@ def test_the_dispatch_overhead_bench_prints_one_report() -> None:
     assert report["bench"] == "dispatch_overhead" and set(report["machine"]) >= {"cpus", "python"}
     assert [r["name"] for r in report["results"]] == ["dispatch.ledger_overhead_p50", "dispatch.ledger_p99"]
     assert all(r["baseline"] > 0 and r["ratio"] > 0 for r in report["results"])
+
+
+# -- a configured secret cut by the arguments cap (docs/decisions.md, "Secrets in output and logs")
+
+CUT_SECRET = "Zk3p9QxV7mN2rT8wAbCdEfGhIjKlMnOpQrStUvW"  # 39 characters; 38 of them were stored before
+
+
+def _straddling_arguments(kept: int) -> dict[str, Any]:
+    """test_echo arguments whose canonical JSON puts `kept` bytes of CUT_SECRET before the 8 KiB cap."""
+    head = '{"meta":{"a":"'
+    filler = 8192 - len(head) - kept
+    return {"meta": {"a": "x" * filler + CUT_SECRET}, "required_name": "n"}
+
+
+def _stored_arguments(workspace: Path, conversation: str) -> str:
+    (start, _) = conversation_rows(ledger_path(workspace), conversation)
+    return start.arguments
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kept", [4, 20, 38])
+async def test_a_known_secret_cut_by_the_arguments_cap_keeps_no_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int
+) -> None:
+    from testops import REGISTRY
+
+    monkeypatch.setenv("MYAPP_API_KEY", CUT_SECRET)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    arguments = _straddling_arguments(kept)
+    assert canonjson.dumps(arguments).index(CUT_SECRET) + kept == 8192
+    cli = run_cli(
+        ["--workspace", str(workspace), "--conversation", "cut-cli", "test_echo", "--input", json.dumps(arguments)],
+        REGISTRY,
+    )
+    assert cli.exit_code == 0
+    ctx = context_for(workspace)
+    recorder = recorder_for(ctx)
+    try:
+        async with Client(build_server(REGISTRY, ctx, recorder=recorder)) as client:
+            await client.call_tool("test_echo", arguments, meta={"harness/conversation_id": "cut-mcp"})
+    finally:
+        recorder.close()
+    for conversation in ("cut-cli", "cut-mcp"):
+        stored = _stored_arguments(workspace, conversation)
+        assert stored.endswith("...[capped]")
+        assert CUT_SECRET[:4] not in stored, stored[-60:]

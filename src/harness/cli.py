@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import shlex
 import sys
 from collections.abc import Callable
@@ -15,8 +16,9 @@ from harness import __version__
 from harness.cliargs import Flag, convert, flags_for, read_json_argument
 from harness.config import ConfigError, Overrides, Settings, load_settings
 from harness.dispatch import ArgumentError, CallContext, Outcome, Recorder, dispatch, error_outcome
-from harness.errors import HarnessError, InvalidInput, LedgerUnavailableError
+from harness.errors import HarnessError, InternalError, InvalidInput, LedgerUnavailableError
 from harness.logs import setup_logging
+from harness.outputs import filtered_std_streams
 from harness.surface import OPERATIONS, Registry
 from harness.text import canonjson
 
@@ -44,7 +46,7 @@ class App:
         InvalidInput on a bad `--baseline` file (investigate.md §6.3)."""
         if self._context is None:
             from harness.context import build_context
-            from harness.logs import use_redactor
+            from harness.outputs import use_redactor
 
             context = build_context(load_settings(self.overrides))
             use_redactor(context.redactor)
@@ -332,19 +334,24 @@ def schema_command(app: App, operation: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None, *, registry: Registry | None = None) -> None:
-    """Console entry point: stdout carries exactly one JSON document, even for usage errors."""
+    """Console entry point: stdout carries exactly one JSON document, even for usage errors. Everything written to
+    stdout and stderr while it runs passes the known-secret filter (harness.outputs), whoever writes it."""
     setup_logging()
-    try:
-        main_group.main(args=argv, prog_name="harness", obj=registry, standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        sys.exit(1)
-    except click.UsageError as exc:
-        command = exc.ctx.command.name if exc.ctx is not None and exc.ctx.command is not None else "harness"
-        _fail(command or "harness", InvalidInput(_usage_message(exc)))
-    except ConfigError as exc:
-        _fail("harness", exc)
+    with filtered_std_streams():
+        try:
+            main_group.main(args=argv, prog_name="harness", obj=registry, standalone_mode=False)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            sys.exit(1)
+        except click.UsageError as exc:
+            command = exc.ctx.command.name if exc.ctx is not None and exc.ctx.command is not None else "harness"
+            _fail(command or "harness", InvalidInput(_usage_message(exc)))
+        except ConfigError as exc:
+            _fail("harness", exc)
+        except Exception as exc:  # noqa: BLE001 - the traceback goes to the filtered log, not raw to stderr
+            logging.getLogger("harness.cli").exception("unexpected error")
+            _fail("harness", InternalError(f"unexpected {type(exc).__name__}; details are in the log"))
 
 
 def _parse_bind(value: str) -> tuple[str, int]:
@@ -404,7 +411,7 @@ def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets:
     host, port = bind
     shown = f"[{host}]" if ":" in host else host
     click.echo(connect_help(f"http://{shown}:{port}/mcp", app.settings().workspace, registry), err=True)
-    mcp_server.serve_http(server, host, port, remote_token=context.settings.serve_token)
+    mcp_server.serve_http(server, host, port, remote_token=context.settings.serve_token, redactor=context.redactor)
 
 
 def connect_help(url: str, workspace: Path, registry: Registry) -> str:
@@ -432,7 +439,7 @@ def _recorded_operator(app: App, tool_name: str, arguments: dict[str, Any], run:
     from harness.dispatch import run_operator
 
     context, call = _context_and_call(app, tool_name)
-    app.emit(run_operator(tool_name, arguments, call, run, recorder=app.recorder(), clock=context.clock, ctx=context))
+    app.emit(run_operator(tool_name, arguments, call, run, recorder=app.recorder(), clock=context.clock))
 
 
 @main_group.command("init")

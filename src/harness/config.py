@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.errors import InvalidInput
-from harness.ledger.settings import LedgerSettings, LedgerSettingsError
+from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, LedgerSettingsError, is_conninfo
 
 CONFIG_NAME = "harness.toml"
 DEFAULT_GITHUB_API = "https://api.github.com"
@@ -266,9 +266,14 @@ def validate(raw: Mapping[str, Any], source: str) -> tuple[dict[str, dict[str, A
     return values, aur_error
 
 
+def process_environment() -> dict[str, str]:
+    """A copy of the process environment (the one place it is read)."""
+    return dict(os.environ)
+
+
 def load_settings(overrides: Overrides, environ: Mapping[str, str] | None = None) -> Settings:
     """Resolve the workspace and validate its harness.toml; raises ConfigError naming `[section] key`."""
-    env = dict(os.environ if environ is None else environ)
+    env = process_environment() if environ is None else dict(environ)
     if overrides.workspace is not None:
         workspace, source = overrides.workspace.expanduser().resolve(), "flag"
     else:
@@ -294,6 +299,9 @@ def load_settings(overrides: Overrides, environ: Mapping[str, str] | None = None
         index_path = store_path.parent / f"{store_path.name}.index.sqlite3"
 
     ledger_target = overrides.ledger or env.get("HARNESS_LEDGER_URL", "") or values["ledger"]["url"]
+    if is_conninfo(ledger_target):
+        given_by = "--ledger" if overrides.ledger else "HARNESS_LEDGER_URL"
+        raise ConfigError(f"{given_by}: {CONNINFO_REFUSED}")
     if not ledger_target:
         ledger_target = str(workspace / "ledger.sqlite3")
     elif "://" not in ledger_target and not Path(ledger_target).is_absolute():

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.config import Settings
+from harness.config import Settings, process_environment
 from harness.text.redact import KnownSecrets, Redactor, build_redactor
 
 
@@ -35,6 +35,11 @@ def known_secrets(settings: Settings) -> KnownSecrets:
             known.add(settings.ledger_target, "ledger DSN")
             known.add(dsn.password, "ledger DSN password")
     return known
+
+
+def environment_redactor() -> Redactor:
+    """A redactor over the environment's secret values alone, for output written before settings exist."""
+    return build_redactor(KnownSecrets.from_environment(process_environment()))
 
 
 @dataclass

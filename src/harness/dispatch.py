@@ -185,7 +185,7 @@ def dispatch(
             raise TypeError(f"{name} returned {type(result).__name__}, expected {output_model.__name__}")
         return _with_workspace_note(result.model_dump(mode="json", by_alias=True), output_model, ctx)
 
-    return _recorded(record, run, recorder, _output_filter(ctx))
+    return _recorded(record, run, recorder)
 
 
 def _with_workspace_note(document: dict[str, Any], output_model: type[Any], ctx: Any) -> dict[str, Any]:
@@ -210,25 +210,18 @@ def run_operator(
     *,
     recorder: Recorder | None = None,
     clock: Any = None,
-    ctx: Any = None,
 ) -> Outcome:
     """Run an operator command (`cli.init`, `cli.ingest_events`, ...) through the same recording path."""
     now = clock or (lambda: datetime.now(UTC))
     record = CallRecord(
         call=call, operation=tool_name, known=True, arguments=_arguments_text(arguments), started_at=now()
     )
-    return _recorded(record, run, recorder or NullRecorder(), _output_filter(ctx))
+    return _recorded(record, run, recorder or NullRecorder())
 
 
-def _output_filter(ctx: Any) -> Callable[[str], str]:
-    # Configured secrets (tokens, DSN passwords) never leave in clear, even if an upstream echoes them.
-    redactor = getattr(ctx, "redactor", None)
-    return redactor.redact_known if redactor is not None else (lambda text: text)
-
-
-def _recorded(
-    record: CallRecord, run: Callable[[], dict[str, Any]], recorder: Recorder, redact: Callable[[str], str]
-) -> Outcome:
+def _recorded(record: CallRecord, run: Callable[[], dict[str, Any]], recorder: Recorder) -> Outcome:
+    # Configured secrets are removed where output leaves the process (harness.outputs for the CLI, the MCP
+    # server's boundary), not here: every message, not only these, passes there.
     name = record.operation
     try:
         recorder.begin(record)
@@ -242,10 +235,10 @@ def _recorded(
 
     started = time.perf_counter_ns()
     try:
-        document = _known_redacted(run(), redact)
+        document = run()
         outcome = Outcome(text=serialize(document), document=document)
     except HarnessError as exc:
-        outcome = error_outcome(exc.code, redact(exc.message), name)
+        outcome = error_outcome(exc.code, exc.message, name)
     except Exception as exc:  # noqa: BLE001 - the contract: anything unexpected is internal_error
         log.exception("internal error in %s", name)
         outcome = error_outcome(
@@ -254,16 +247,6 @@ def _recorded(
     duration_ms = (time.perf_counter_ns() - started) // 1_000_000
     recorder.finish(record, outcome, duration_ms, _surface_exit(record.call, outcome))
     return outcome
-
-
-def _known_redacted(node: Any, redact: Callable[[str], str]) -> Any:
-    if isinstance(node, str):
-        return redact(node)
-    if isinstance(node, dict):
-        return {redact(k): _known_redacted(v, redact) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_known_redacted(v, redact) for v in node]
-    return node
 
 
 def _validate(model: type[BaseModel], raw: Mapping[str, Any]) -> BaseModel:

@@ -1,29 +1,25 @@
-"""The stderr log: every line passes the redactor before it is written (stdout stays the protocol)."""
+"""The stderr log: every record of every library passes the redactor before it is written (stdout stays the
+protocol)."""
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from harness.text.redact import Redactor
+from harness import outputs
 
 
 class RedactingStderrHandler(logging.Handler):
-    """Writes each formatted line through `Redactor.redact_line` to the current sys.stderr."""
+    """Writes each formatted record through `Redactor.redact_line` to the current sys.stderr."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.redactor: Redactor | None = None
-        self.setFormatter(logging.Formatter("harness: %(levelname)s %(message)s"))
+        self.setFormatter(logging.Formatter("harness: %(levelname)s %(name)s: %(message)s"))
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            text = self.format(record)
-            lines = text.split("\n")
-            if self.redactor is not None:
-                lines = [self.redactor.redact_line(line) for line in lines]
+            redactor = outputs.current_redactor()
+            lines = [redactor.redact_line(line) for line in self.format(record).split("\n")]
             # Looked up at emit time so redirected stderr (tests, the CLI runner) is honoured.
             sys.stderr.write("\n".join(lines) + "\n")
         except Exception:  # noqa: BLE001 - logging must never break a call
@@ -34,14 +30,16 @@ _HANDLER = RedactingStderrHandler()
 
 
 def setup_logging(level: int = logging.WARNING) -> None:
-    """Route the `harness` loggers to the redacting stderr handler (idempotent)."""
-    logger = logging.getLogger("harness")
-    if _HANDLER not in logger.handlers:
-        logger.addHandler(_HANDLER)
-    logger.setLevel(level)
-    logger.propagate = False
+    """Make the redacting handler the root logger's only handler, so the records of the MCP SDK, uvicorn and every
+    other library go through it too, and route warnings to logging (idempotent)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, RedactingStderrHandler) and handler is not _HANDLER:
+            root.removeHandler(handler)
+    if _HANDLER not in root.handlers:
+        root.addHandler(_HANDLER)
+    root.setLevel(level)
+    # Without a handler of its own, a record is never given to logging's unredacted last-resort handler.
+    logging.lastResort = None
+    logging.captureWarnings(True)
 
-
-def use_redactor(redactor: Redactor) -> None:
-    """Redact log lines with the process's redactor from now on."""
-    _HANDLER.redactor = redactor

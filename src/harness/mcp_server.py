@@ -12,6 +12,8 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -138,7 +140,7 @@ def build_server(
         return call_result(outcome)
 
     schemas = {op.name: input_schema(op) for op in registry}
-    return Server(
+    server = Server(
         "triage-harness",
         version=__version__,
         title="triage-harness",
@@ -147,6 +149,65 @@ def build_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    server.middleware.append(KnownSecretMiddleware(context.redactor))
+    return server
+
+
+class KnownSecretMiddleware:
+    """The MCP boundary of the known-secret filter: every result and every error of every request, on every
+    transport, has each string (keys included) passed through `Redactor.redact_known`; structure is untouched."""
+
+    def __init__(self, redactor: Any) -> None:
+        self._redactor = redactor
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        redact = self._redactor
+        try:
+            result = await call_next(ctx)
+        except ValidationError:
+            raise  # the SDK answers INVALID_PARAMS without any of the input
+        except MCPError as exc:
+            raise MCPError(exc.code, redact.redact_known(exc.message), redact.redact_known_tree(exc.data)) from None
+        except Exception as exc:  # noqa: BLE001 - the SDK would send str(exc) as is
+            log.exception("MCP request %s failed", getattr(ctx, "method", ""))
+            raise MCPError(types.INTERNAL_ERROR, redact.redact_known(f"{type(exc).__name__}: {exc}")) from None
+        if isinstance(result, BaseModel):
+            result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return redact.redact_known_tree(result) if isinstance(result, dict) else result
+
+
+class KnownSecretBodies:
+    """The HTTP edge of the known-secret filter: every response body the transport writes itself (its own JSON-RPC
+    errors, which can echo a request) passes `Redactor.redact_known_bytes`. A whole body has its Content-Length
+    recomputed; a streamed body (SSE) is filtered event by event, each event being one send."""
+
+    def __init__(self, app: Any, redactor: Any) -> None:
+        self._app = app
+        self._redactor = redactor
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        held: dict[str, Any] = {}
+
+        async def filtered(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                held["start"] = message
+                return
+            if message["type"] != "http.response.body":
+                await send(message)
+                return
+            body = self._redactor.redact_known_bytes(bytes(message.get("body", b"")))
+            start = held.pop("start", None)
+            if start is not None:
+                headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                if not message.get("more_body", False):
+                    headers.append((b"content-length", str(len(body)).encode("ascii")))
+                await send({**start, "headers": headers})
+            await send({**message, "body": body})
+
+        await self._app(scope, receive, filtered)
 
 
 async def serve_stdio(server: Server[Any]) -> None:
@@ -181,8 +242,9 @@ class BearerTokenMiddleware(BaseHTTPMiddleware):
         return await call_next(request)
 
 
-def http_app(server: Server[Any], *, host: str, remote_token: str = "") -> Any:
-    """The streamable HTTP ASGI app at /mcp; DNS-rebinding protection on loopback, a bearer token off it."""
+def http_app(server: Server[Any], *, host: str, redactor: Any, remote_token: str = "") -> Any:
+    """The streamable HTTP ASGI app at /mcp; DNS-rebinding protection on loopback, a bearer token off it, and every
+    response body through the known-secret filter."""
     if is_loopback(host):
         app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
     else:
@@ -192,11 +254,14 @@ def http_app(server: Server[Any], *, host: str, remote_token: str = "") -> Any:
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         app.add_middleware(BearerTokenMiddleware, token=remote_token)
-    return app
+    return KnownSecretBodies(app, redactor)
 
 
-def serve_http(server: Server[Any], host: str, port: int, *, remote_token: str = "") -> None:
-    """Serve streamable HTTP at http://host:port/mcp until interrupted."""
+def serve_http(server: Server[Any], host: str, port: int, *, remote_token: str = "", redactor: Any) -> None:
+    """Serve streamable HTTP at http://host:port/mcp until interrupted; uvicorn logs through the root logger's
+    redacting handler (no log_config of its own)."""
     import uvicorn
 
-    uvicorn.run(http_app(server, host=host, remote_token=remote_token), host=host, port=port, log_level="warning")
+    app = http_app(server, host=host, redactor=redactor, remote_token=remote_token)
+    uvicorn.run(app, host=host, port=port, log_level="warning", log_config=None)
+

@@ -148,16 +148,21 @@ class Run:
     flags: list[str]
     admin_dsn: str | None
     stderr: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    # What the caller is shown (CLI stdout, MCP results): shaped data stays, the configured secret never does.
+    shown: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
     def cli(self, *args: str) -> CliResult:
         result = run_cli([*self.flags, *args], FULL_REGISTRY)
         self.stderr.append((f"cli {args[:3]}", result.stderr))
+        self.shown.append((f"stdout of cli {args[:3]}", result.stdout))
         return result
 
     def process(self, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         argv = [sys.executable, "-c", LAUNCHER.format(tests=str(TESTS_DIR)), *self.flags, *args]
         proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
         self.stderr.append((f"process {args[:3]}", proc.stderr))
+        if args[:2] != ("ledger", "export"):
+            self.shown.append((f"stdout of process {args[:3]}", proc.stdout))
         return proc
 
 
@@ -210,9 +215,11 @@ async def _mcp_calls(run: Run, s: Sentinels, env: dict[str, str]) -> list[bytes]
                     "harness/conversation_id": short[n % len(short)],
                     "harness/tool_call_id": short[(n + 1) % len(short)],
                 }
-                await client.call_tool(name, arguments, meta=meta if n % 2 else None)
+                result = await client.call_tool(name, arguments, meta=meta if n % 2 else None)
+                run.shown.append((f"MCP result of {name}", result.model_dump_json()))
             for text in short[:4]:
-                await client.call_tool(text, {"x": text})
+                result = await client.call_tool(text, {"x": text})
+                run.shown.append(("MCP result of an unknown tool", result.model_dump_json()))
             await client.call_tool("get_raw_event", {"id": "evt-secret-1"})
             await client.call_tool("search_events", {"ids": ["evt-secret-1"]})
             live = _sqlite_files(run.workspace)
@@ -286,6 +293,10 @@ async def test_no_sentinel_reaches_the_ledger_sidecars_logs_or_export(
             (f"COPY ledger.{t}", data) for t, data in zip(LEDGER_TABLES, _copy_tables(run.admin_dsn), strict=True)
         ]
     leaks = _leaks(s, haystacks)
+    opaque = [(label, needle) for label, needle in s.needles() if label == "known_secret"]
+    leaks += [
+        f"the configured secret in {where}" for where, text in run.shown if any(n in text.encode() for _, n in opaque)
+    ]
     assert not leaks, f"seed {s.seed}:\n" + "\n".join(leaks)
 
     # Not vacuous: every call is on record, big results went to sidecars, and redaction did the work.

@@ -104,3 +104,39 @@ def test_remote_bind_requires_the_bearer_token(tmp_path: Path) -> None:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
     assert token not in err
+
+
+GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+CONFIGURED = "Zk3p9QxV7mN2rT8w"
+
+
+def test_every_log_line_and_response_of_the_http_server_is_redacted(tmp_path: Path) -> None:
+    """Token shapes and a configured secret in Host, Origin, path and a malformed body: the MCP SDK's and uvicorn's
+    log records go through the redacting handler, and the transport's own error bodies through the filter."""
+    port = free_port()
+    argv = harness_argv("--workspace", str(tmp_path), "serve", "--http", f"127.0.0.1:{port}", test_registry=True)
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(MYAPP_API_KEY=CONFIGURED)
+    )
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}}
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_port(port, proc)
+        statuses = []
+        for secret in (GHP, CONFIGURED):
+            statuses.append(httpx2.post(f"{base}/mcp", json=ping, headers={**headers, "host": f"x-{secret}"}))
+            statuses.append(httpx2.post(f"{base}/mcp", json=ping, headers={**headers, "origin": f"http://{secret}"}))
+            statuses.append(httpx2.post(f"{base}/mcp/{secret}", json=ping, headers=headers))
+            statuses.append(httpx2.get(f"{base}/{secret}?token={secret}"))
+        echo = httpx2.post(f"{base}/mcp", json={**ping, "jsonrpc": CONFIGURED}, headers=headers)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert [r.status_code for r in statuses[:2]] == [421, 403]
+    assert echo.status_code == 400 and "[REDACTED:known_secret]" in echo.text
+    assert int(echo.headers["content-length"]) == len(echo.content)
+    bodies = "".join(r.text for r in [*statuses, echo])
+    for secret in (GHP, CONFIGURED):
+        assert secret not in err and secret not in bodies
+    assert "Invalid Host header: x-[REDACTED:" in err and "Invalid Origin header: http://[REDACTED:" in err

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from runners import run_cli
+
 from harness.errors import EXIT_CODES
 
 
@@ -233,6 +235,54 @@ def test_configured_secrets_never_leave_in_output(cli, monkeypatch) -> None:
     failed = cli("test_fail", "--code", "refused", "--message", f"upstream said {secret}")
     assert secret not in failed.stdout
     assert failed.json()["error"]["message"] == "upstream said [REDACTED:known_secret]"
+
+
+ECHOING_SECRET = "Zk3p9QxV7mN2rT8w"  # MYAPP_API_KEY in the audit: every error below echoed it
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search_events", "--since", ECHOING_SECRET],
+        ["search_events", "--limit", ECHOING_SECRET],
+        ["search_events", "--input", f"/nowhere/{ECHOING_SECRET}.json"],
+        [ECHOING_SECRET, "--x", "y"],
+        [f"--bogus{ECHOING_SECRET}"],
+        ["schema", ECHOING_SECRET],
+        ["--baseline", f"/nowhere/{ECHOING_SECRET}", "check_baseline", "--entity", "x"],
+        ["ingest", "events", f"/nowhere/{ECHOING_SECRET}"],
+        ["ledger", "show", ECHOING_SECRET],
+        ["ledger", "list", "--limit", ECHOING_SECRET],
+        ["ledger", "list", "--since", ECHOING_SECRET],
+        ["serve", "--http", ECHOING_SECRET],
+        ["test_fail", "--code", "refused", "--message", ECHOING_SECRET],
+    ],
+)
+def test_no_error_message_echoes_a_configured_secret(cli, monkeypatch, args: list[str]) -> None:
+    from testops import FULL_REGISTRY
+
+    monkeypatch.setenv("MYAPP_API_KEY", ECHOING_SECRET)
+    result = cli(*args, registry=FULL_REGISTRY)
+    assert result.exit_code != 0
+    assert ECHOING_SECRET not in result.stdout + result.stderr
+    assert "[REDACTED:known_secret]" in result.stdout
+
+
+def test_a_configured_secret_in_a_bad_workspace_path_is_not_echoed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MYAPP_API_KEY", ECHOING_SECRET)
+    bad = tmp_path / ECHOING_SECRET
+    bad.mkdir()
+    (bad / "harness.toml").write_text("[bogus]\n")
+    result = run_cli(["--workspace", str(bad), "search_events"])
+    assert result.exit_code == 2
+    assert ECHOING_SECRET not in result.stdout + result.stderr
+    assert "[REDACTED:known_secret]" in result.stdout
+
+
+def test_a_short_configured_secret_is_removed_as_a_whole_token_only(cli, monkeypatch) -> None:
+    monkeypatch.setenv("DB_PASSWORD", "Pw9x")
+    result = cli("test_echo", "--required-name", "n", "--text", "Pw9x Pw9xy")
+    assert result.json()["text"] == "[REDACTED:known_secret] Pw9xy"
 
 
 @pytest.mark.parametrize(

@@ -152,3 +152,27 @@ async def test_refused_calls_reach_the_recorder(context) -> None:
     assert kinds == ["refuse", "refuse"]
     outcomes: list[Any] = [outcome.error_code for _, _, outcome in spy.records]
     assert outcomes == ["unknown_operation", "invalid_input"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_no_result_or_error_echoes_a_configured_secret(workspace: Path, monkeypatch, mode: str) -> None:
+    from testops import FULL_REGISTRY
+
+    secret = "Zk3p9QxV7mN2rT8w"
+    monkeypatch.setenv("MYAPP_API_KEY", secret)
+    context = build_context(load_settings(Overrides(workspace=workspace)))
+    calls = [
+        ("search_events", {"since": secret}),
+        ("search_events", {"limit": secret}),
+        (secret, {"x": secret}),
+        ("test_fail", {"code": "refused", "message": secret}),
+        ("test_echo", {"required_name": "n", "text": secret, "meta": {secret: secret}}),
+    ]
+    async with Client(build_server(FULL_REGISTRY, context), mode=mode) as client:
+        results = [await client.call_tool(name, arguments) for name, arguments in calls]
+    for result in results:
+        dumped = result.model_dump_json()
+        assert secret not in dumped
+        assert "[REDACTED:known_secret]" in dumped
+    assert [r.is_error for r in results] == [True, True, True, True, False]
+    assert results[4].structured_content["meta"] == {"[REDACTED:known_secret]": "[REDACTED:known_secret]"}

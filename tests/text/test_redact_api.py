@@ -70,16 +70,18 @@ def test_extra_and_excluded_names() -> None:
 
 def test_value_size_and_digit_filters() -> None:
     known = KnownSecrets()
-    assert known.add("1234567", "short") is False
-    assert known.add("seven77", "seven bytes") is False
+    assert known.add("abc", "three bytes") is False
+    assert known.add("1234567", "all digits") is False
     assert known.add("12345678901234", "all digits") is False
     assert known.add("x" * 65537, "too long") is False
+    assert known.add("seven77", "seven bytes") is True
     assert known.add("eight888", "eight bytes") is True
     assert known.add("é" * 4, "eight utf-8 bytes") is True
-    assert known.count == 2
+    assert known.count == 3
     red = build_redactor(known)
-    assert red.redact("seven77 1234567 12345678901234") == "seven77 1234567 12345678901234"
+    assert red.redact("abc 1234567 12345678901234") == "abc 1234567 12345678901234"
     assert red.redact("eight888") == "[REDACTED:known_secret]"
+    assert red.redact("seven77") == "[REDACTED:known_secret]"
 
 
 def test_url_password_in_any_variable_is_collected_whole_and_alone() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
@@ -63,9 +64,24 @@ class LedgerSettings:
             if key not in known:
                 raise LedgerSettingsError(str(key), "unknown key")
         url = table.get("url", "")
+        if isinstance(url, str) and is_conninfo(url):
+            raise LedgerSettingsError("url", CONNINFO_REFUSED)
         if isinstance(url, str) and dsn_has_password(url):
             raise LedgerSettingsError("url", "must not hold a password; put the DSN in HARNESS_LEDGER_URL")
         return cls(**dict(table))
+
+
+# libpq's key=value form (`host=db dbname=x`): a first word, optional spaces, then `=`.
+_CONNINFO = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*=")
+CONNINFO_REFUSED = (
+    "a key=value connection string is not accepted (it would be taken as a file name); "
+    "write it as postgresql://user@host/dbname"
+)
+
+
+def is_conninfo(target: str) -> bool:
+    """True when a ledger target is written in libpq's key=value form; it is refused, never opened as a path."""
+    return _CONNINFO.match(target) is not None
 
 
 def is_postgres_target(target: str) -> bool:

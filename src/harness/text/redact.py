@@ -15,6 +15,8 @@ from harness.text.casefold import normalize_key
 from harness.text.redact_detectors import KEY_STOP_SUFFIXES, QVAL_SOURCES, STOP_WORDS, VAL_CLASS
 from harness.text.redact_engine import ENGINE
 from harness.text.redact_known import (
+    BOUNDED_BELOW_BYTES,
+    CUT_PREFIX_MIN_BYTES,
     EXCLUDED_SUFFIXES,
     KNOWN_SECRET_ID,
     MAX_VALUE_BYTES,
@@ -22,6 +24,7 @@ from harness.text.redact_known import (
     MIN_VALUE_BYTES,
     NAME_SUBSTRINGS,
     NAME_WORDS,
+    NOT_SECRET_WORDS,
     KnownMatcher,
     KnownSecrets,
 )
@@ -48,7 +51,7 @@ __all__ = [
     "is_credential_key",
 ]
 
-RULESET_VERSION = 1
+RULESET_VERSION = 2
 
 CREDENTIAL_KEY_ID = "credential_key"
 CREDENTIAL_PLACEHOLDER = PLACEHOLDER_FORMAT.format(rule_id=CREDENTIAL_KEY_ID)
@@ -80,6 +83,10 @@ def describe_ruleset() -> dict[str, Any]:
         "known": {
             "id": KNOWN_SECRET_ID,
             "min_bytes": MIN_VALUE_BYTES,
+            "whole_token_below_bytes": BOUNDED_BELOW_BYTES,
+            "token_bytes": "A-Za-z0-9_",
+            "cut_prefix_min_bytes": CUT_PREFIX_MIN_BYTES,
+            "not_values": ["no letter or digit", "JSON number", *sorted(NOT_SECRET_WORDS)],
             "max_bytes": MAX_VALUE_BYTES,
             "max_values": MAX_VALUES,
             "name_substrings": list(NAME_SUBSTRINGS),
@@ -149,7 +156,7 @@ class Redactor:
         if capped:
             buf = buf[: boundary_at_or_before(buf, cap_bytes)]
         hits: list[str] = []
-        red = self._redact_body(buf, hits)
+        red = self._redact_body(buf, hits, capped)
         limit = cap_bytes + len(CAP_MARKER)
         if cap_bytes > 0 and len(red) + (len(CAP_MARKER) if capped else 0) > limit:
             red = self._cut_stable(red, cap_bytes, hits)
@@ -166,14 +173,30 @@ class Redactor:
         return buf.decode("utf-8")
 
     def redact_known(self, s: str) -> str:
-        """Only the known-secret layer (exact configured values), for operation outputs: data stays as it is."""
+        """Only the known-secret layer (exact configured values), for every output boundary: data stays as it is."""
         if not self._known.count:
             return s
         buf = s.encode("utf-8", "surrogatepass")
-        spans = self._known.spans(buf)
-        if not spans:
-            return s
-        return rebuild(buf, merge(spans)).decode("utf-8", "surrogatepass")
+        red = self.redact_known_bytes(buf)
+        return s if red is buf else red.decode("utf-8", "surrogatepass")
+
+    def redact_known_bytes(self, buf: bytes) -> bytes:
+        """`redact_known` over bytes (the same object when nothing matched); placeholders already present are kept,
+        so filtering twice changes nothing."""
+        spans = usable(buf, self._known.spans(buf)) if self._known.count else []
+        return rebuild(buf, merge(spans)) if spans else buf
+
+    def redact_known_tree(self, node: Any) -> Any:
+        """A copy of a JSON tree with `redact_known` applied to every string, keys included (structure is kept)."""
+        if isinstance(node, str):
+            return self.redact_known(node)
+        if isinstance(node, dict):
+            return {
+                self.redact_known(k) if isinstance(k, str) else k: self.redact_known_tree(v) for k, v in node.items()
+            }
+        if isinstance(node, (list, tuple)):
+            return [self.redact_known_tree(v) for v in node]
+        return node
 
     def redact_json_leaves(self, obj: Any, leaf_cap: int) -> Any:
         """A copy of a JSON tree with every string leaf redacted and capped, and the credential_key rule applied."""
@@ -208,15 +231,21 @@ class Redactor:
             return items, changed
         return node, False
 
-    def _redact_body(self, buf: bytes, hits: list[str]) -> bytes:
-        # A cap marker already in the text ends input for every rule, so no span ever reaches into it.
+    def _redact_body(self, buf: bytes, hits: list[str], cut: bool) -> bytes:
+        """`cut`: a cap ends `buf`. A cap marker already in the text ends input for every rule, so no span ever
+        reaches into it, and the part before it was cut too."""
         if CAP_MARKER not in buf:
-            return self._fixpoint(buf, hits)
-        return CAP_MARKER.join(self._fixpoint(part, hits) for part in buf.split(CAP_MARKER))
+            return self._fixpoint(buf, hits, cut)
+        parts = buf.split(CAP_MARKER)
+        last = len(parts) - 1
+        return CAP_MARKER.join(self._fixpoint(part, hits, cut or n < last) for n, part in enumerate(parts))
 
-    def _fixpoint(self, buf: bytes, hits: list[str]) -> bytes:
+    def _fixpoint(self, buf: bytes, hits: list[str], cut: bool) -> bytes:
         for _ in range(_MAX_PASSES):
-            spans = usable(buf, self._known.spans(buf) + ENGINE.spans(buf, buf.lower()))
+            found = self._known.spans(buf) + ENGINE.spans(buf, buf.lower())
+            if cut:
+                found += self._known.cut_tail(buf)
+            spans = usable(buf, found)
             if not spans:
                 break
             merged = merge(spans)
@@ -228,7 +257,7 @@ class Redactor:
         """A prefix of at most `cap_bytes` that is itself fully redacted when its end is an end of input."""
         for _ in range(_MAX_PASSES):
             head = red[: cut_outside_placeholders(red, cap_bytes)]
-            again = self._redact_body(head, hits)
+            again = self._redact_body(head, hits, True)
             if again == head or len(again) <= cap_bytes:
                 return again
             red = again
@@ -237,4 +266,4 @@ class Redactor:
 
 def build_redactor(known: KnownSecrets) -> Redactor:
     """The process-wide redactor over the catalogue and the given known secret values."""
-    return Redactor(KnownMatcher(known.patterns()))
+    return Redactor(KnownMatcher(known.bounded_patterns()))

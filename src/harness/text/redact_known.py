@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -13,7 +14,11 @@ from harness.text.redact_spans import EXACT, Span
 from harness.text.redact_text import sanitize
 
 KNOWN_SECRET_ID = "known_secret"
-MIN_VALUE_BYTES = 8
+MIN_VALUE_BYTES = 4
+# Values shorter than this match only as a whole token: `test` is removed from `password=test`, not from `latest`.
+BOUNDED_BELOW_BYTES = 8
+# A capped text whose tail is at least this long a prefix of a known value loses that tail (docs/decisions.md).
+CUT_PREFIX_MIN_BYTES = 4
 MAX_VALUE_BYTES = 65536
 MAX_VALUES = 256
 
@@ -38,6 +43,10 @@ EXCLUDED_SUFFIXES = ("_SOCK", "_FILE", "_PATH", "_DIR")
 
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^/\s:@]{0,256}:([^/\s@]{1,4096})@")
 _ALL_DIGITS = re.compile(r"[0-9]+")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+# Flag values, not secrets; as JSON literals they would also corrupt any JSON text they were removed from.
+NOT_SECRET_WORDS = frozenset({"true", "false", "null", "none"})
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def is_secret_name(name: str) -> bool:
@@ -67,7 +76,12 @@ def url_passwords(value: str) -> list[str]:
 
 def _acceptable(value: str) -> bool:
     size = len(value.encode("utf-8"))
-    return MIN_VALUE_BYTES <= size <= MAX_VALUE_BYTES and _ALL_DIGITS.fullmatch(value) is None
+    return (
+        MIN_VALUE_BYTES <= size <= MAX_VALUE_BYTES
+        and any(ch.isalnum() for ch in value)
+        and _JSON_NUMBER.fullmatch(value) is None
+        and value.lower() not in NOT_SECRET_WORDS
+    )
 
 
 def encoded_forms(value: str) -> list[str]:
@@ -115,7 +129,8 @@ class KnownSecrets:
         return known
 
     def add(self, value: str, source: str) -> bool:
-        """Register one value (ignored when under 8 bytes, over 64 KiB or all digits); True if kept."""
+        """Register one value; True if kept. Ignored: under 4 bytes, over 64 KiB, without a letter or digit, a
+        JSON number (all digits included), or true/false/null/none in any case."""
         value = sanitize(value)
         if not _acceptable(value):
             return False
@@ -134,22 +149,42 @@ class KnownSecrets:
 
     def patterns(self) -> tuple[bytes, ...]:
         """The byte strings to search: the 256 longest values and their encoded forms, longest first."""
+        return tuple(pattern for pattern, _ in self.bounded_patterns())
+
+    def bounded_patterns(self) -> tuple[tuple[bytes, bool], ...]:
+        """`patterns()`, each with whether it matches only as a whole token (its value is under 8 bytes); a form
+        shared by a short and a long value matches anywhere."""
         chosen = sorted(self._sources, key=lambda v: (-len(v.encode("utf-8")), v))[:MAX_VALUES]
-        forms = {form.encode("utf-8") for value in chosen for form in encoded_forms(value)}
-        return tuple(sorted(forms, key=lambda b: (-len(b), b)))
+        forms: dict[bytes, bool] = {}
+        for value in chosen:
+            bounded = len(value.encode("utf-8")) < BOUNDED_BELOW_BYTES
+            for form in encoded_forms(value):
+                key = form.encode("utf-8")
+                forms[key] = forms.get(key, True) and bounded
+        return tuple(sorted(forms.items(), key=lambda item: (-len(item[0]), item[0])))
 
     def __repr__(self) -> str:
         return f"KnownSecrets(count={self.count}, sources={list(self.sources)!r})"
 
 
+def _whole_token(buf: bytes, start: int, end: int) -> bool:
+    return (start == 0 or buf[start - 1] not in _WORD_BYTES) and (end == len(buf) or buf[end] not in _WORD_BYTES)
+
+
 class KnownMatcher:
     """Finds every occurrence of every known value in a body, overlapping ones included."""
 
-    __slots__ = ("_automaton", "_patterns")
+    __slots__ = ("_automaton", "_bounded", "_heads", "_longest", "_patterns", "_sorted")
 
-    def __init__(self, patterns: tuple[bytes, ...]) -> None:
-        self._patterns = patterns
-        self._automaton = ahocorasick_rs.BytesAhoCorasick(list(patterns)) if patterns else None
+    def __init__(self, patterns: tuple[tuple[bytes, bool], ...]) -> None:
+        self._patterns = tuple(pattern for pattern, _ in patterns)
+        self._bounded = tuple(bounded for _, bounded in patterns)
+        self._automaton = ahocorasick_rs.BytesAhoCorasick(list(self._patterns)) if patterns else None
+        # Cut tails: the first CUT_PREFIX_MIN_BYTES of each pattern find candidate starts, a sorted list confirms.
+        self._sorted = sorted(patterns)
+        self._longest = max((len(pattern) for pattern in self._patterns), default=0)
+        heads = {pattern[:CUT_PREFIX_MIN_BYTES] for pattern in self._patterns if len(pattern) > CUT_PREFIX_MIN_BYTES}
+        self._heads = ahocorasick_rs.BytesAhoCorasick(sorted(heads)) if heads else None
 
     @property
     def count(self) -> int:
@@ -157,10 +192,35 @@ class KnownMatcher:
         return len(self._patterns)
 
     def spans(self, buf: bytes) -> list[Span]:
-        """Exact, case-sensitive occurrences as `known_secret` spans."""
+        """Exact, case-sensitive occurrences as `known_secret` spans (short values only as whole tokens)."""
         if self._automaton is None:
             return []
+        bounded = self._bounded
         return [
             Span(start, end, EXACT, 0, KNOWN_SECRET_ID)
-            for _, start, end in self._automaton.find_matches_as_indexes(buf, overlapping=True)
+            for index, start, end in self._automaton.find_matches_as_indexes(buf, overlapping=True)
+            if not bounded[index] or _whole_token(buf, start, end)
         ]
+
+    def cut_tail(self, buf: bytes) -> list[Span]:
+        """The longest tail of `buf` (at least CUT_PREFIX_MIN_BYTES) that is a proper prefix of a known value, as a
+        span: `buf` ends where a cap cut it, so the value may have gone on."""
+        if self._heads is None or len(buf) < CUT_PREFIX_MIN_BYTES:
+            return []
+        window = max(0, len(buf) - self._longest + 1)
+        starts = sorted({start for _, start, _ in self._heads.find_matches_as_indexes(buf[window:], overlapping=True)})
+        for start in starts:
+            at = window + start
+            if self._is_prefix(buf, at):
+                return [Span(at, len(buf), EXACT, 0, KNOWN_SECRET_ID)]
+        return []
+
+    def _is_prefix(self, buf: bytes, at: int) -> bool:
+        tail = buf[at:]
+        index = bisect.bisect_left(self._sorted, (tail, False))
+        for pattern, bounded in self._sorted[index:]:
+            if not pattern.startswith(tail):
+                return False
+            if len(pattern) > len(tail) and (not bounded or at == 0 or buf[at - 1] not in _WORD_BYTES):
+                return True
+        return False
