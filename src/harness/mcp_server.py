@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.middleware.base import BaseHTTPMiddleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 
 from harness import __version__
 from harness.dispatch import CallContext, Outcome, Recorder, dispatch
 from harness.ledger.ids import session_conversation_id, uuid7
 from harness.schemas import input_schema, output_schema
+from harness.serve.bearer import StaticBearerMiddleware
 from harness.surface import Registry
 
 log = logging.getLogger("harness.mcp")
@@ -167,20 +164,6 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class BearerTokenMiddleware(BaseHTTPMiddleware):
-    """Requires `Authorization: Bearer <token>` on every request (remote binds only)."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        super().__init__(app)
-        self._expected = f"Bearer {token}".encode()
-
-    async def dispatch(self, request: Request, call_next: Callable[[Request], Any]) -> Response:
-        given = request.headers.get("authorization", "").encode()
-        if not hmac.compare_digest(given, self._expected):
-            return JSONResponse({"error": "a valid bearer token is required"}, status_code=401)
-        return await call_next(request)
-
-
 def http_app(server: Server[Any], *, host: str, remote_token: str = "") -> Any:
     """The streamable HTTP ASGI app at /mcp; DNS-rebinding protection on loopback, a bearer token off it."""
     if is_loopback(host):
@@ -191,7 +174,7 @@ def http_app(server: Server[Any], *, host: str, remote_token: str = "") -> Any:
             host=host,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
-        app.add_middleware(BearerTokenMiddleware, token=remote_token)
+        app.add_middleware(StaticBearerMiddleware, token=remote_token)
     return app
 
 

@@ -100,7 +100,16 @@ def test_remote_bind_requires_the_bearer_token(tmp_path: Path) -> None:
         assert wrong.status_code == 401
         ok = httpx2.post(url, json=body, headers={**headers, "authorization": f"Bearer {token}"})
         assert ok.status_code != 401
+        # RFC 6750: the scheme is case-insensitive; the token and the single separator are not.
+        for scheme in ("bearer", "BEARER", "bEaReR"):
+            any_case = httpx2.post(url, json=body, headers={**headers, "authorization": f"{scheme} {token}"})
+            assert any_case.status_code != 401, scheme
+        for refused in (f"Basic {token}", f"Bearer{token}", f"Bearer  {token}", f"Bearer {token.upper()}",
+                        f"Bearer {token}x", token, f"Bearer: {token}"):
+            response = httpx2.post(url, json=body, headers={**headers, "authorization": refused})
+            assert response.status_code == 401, refused
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
     assert token not in err
+

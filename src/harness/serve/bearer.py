@@ -1,0 +1,55 @@
+"""The static bearer token mode: one shared token from HARNESS_SERVE_TOKEN, for simple setups."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+SCHEME = "bearer"
+
+
+def bearer_credentials(header: str) -> str | None:
+    """The token of an `Authorization: Bearer <token>` value, the scheme in any case (RFC 6750 section 2.1,
+    which takes the auth-scheme from RFC 7235: case-insensitive); None for any other shape."""
+    scheme, sep, token = header.partition(" ")
+    if not sep or scheme.lower() != SCHEME or not token or token != token.strip(" "):
+        return None
+    return token
+
+
+def token_matches(given: str, expected: str) -> bool:
+    """Constant-time comparison; digests first so not even the expected length is timed."""
+    return hmac.compare_digest(hashlib.sha256(given.encode()).digest(), hashlib.sha256(expected.encode()).digest())
+
+
+class StaticBearerMiddleware:
+    """Requires `Authorization: Bearer <token>` with the configured token on every HTTP request."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = bearer_credentials(Headers(scope=scope).get("authorization", ""))
+        if given is None or not token_matches(given, self._token):
+            await _send_json(send, 401, {"error": "a valid bearer token is required"}, [(b"www-authenticate", b"Bearer")])
+            return
+        await self.app(scope, receive, send)
+
+
+async def _send_json(send: Send, status: int, document: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> None:
+    body = json.dumps(document, sort_keys=True).encode()
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers],
+    })
+    await send({"type": "http.response.body", "body": body})
