@@ -17,6 +17,7 @@ from harness.dispatch import CallContext, Outcome, Recorder, dispatch
 from harness.ledger.ids import session_conversation_id, uuid7
 from harness.schemas import input_schema, output_schema
 from harness.serve.bearer import StaticBearerMiddleware
+from harness.serve.disconnect import CompleteBodyMiddleware
 from harness.surface import Registry
 
 log = logging.getLogger("harness.mcp")
@@ -168,12 +169,15 @@ def http_app(server: Server[Any], *, host: str, remote_token: str = "") -> Any:
     """The streamable HTTP ASGI app at /mcp; DNS-rebinding protection on loopback, a bearer token off it."""
     if is_loopback(host):
         app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+        app.add_middleware(CompleteBodyMiddleware)
     else:
         app = server.streamable_http_app(
             streamable_http_path="/mcp",
             host=host,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
+        app.add_middleware(CompleteBodyMiddleware)
+        # Outermost, so an unauthenticated request is refused before its body is read.
         app.add_middleware(StaticBearerMiddleware, token=remote_token)
     return app
 

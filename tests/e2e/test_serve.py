@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -113,3 +115,43 @@ def test_remote_bind_requires_the_bearer_token(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=10)
     assert token not in err
 
+
+def _disconnect_mid_request(port: int, session_id: str = "") -> None:
+    """Send a POST whose declared body is longer than what is sent, then close the connection."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"'
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body) + 40}\r\n"
+    )
+    if session_id:
+        head += f"mcp-session-id: {session_id}\r\n"
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(head.encode() + b"\r\n" + body)
+
+
+async def test_client_disconnects_leave_no_traceback_on_stderr(tmp_path: Path) -> None:
+    port = free_port()
+    argv = harness_argv("--workspace", str(tmp_path), "serve", "--http", f"127.0.0.1:{port}", test_registry=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        wait_for_port(port, proc)
+        url = f"http://127.0.0.1:{port}/mcp"
+        initialize = {
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}},
+        }
+        headers = {"accept": "application/json, text/event-stream"}
+        session_id = httpx2.post(url, json=initialize, headers=headers).headers["mcp-session-id"]
+        for _ in range(20):
+            _disconnect_mid_request(port)
+            _disconnect_mid_request(port, session_id)
+        time.sleep(0.5)
+        async with Client(url, mode="legacy") as client:
+            result = await client.call_tool("test_echo", {"required_name": "n"})
+        assert not result.is_error
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert "Traceback" not in err
+    assert "ClientDisconnect" not in err
+    assert "Error handling POST request" not in err
