@@ -100,3 +100,36 @@ def test_init_config_lists_every_key_commented_with_its_default() -> None:
     for section, keys in SCHEMA.items():
         for key, spec in keys.items():
             assert parsed[section][key] == spec.default, (section, key)
+
+
+@pytest.mark.parametrize(
+    ("toml", "named"),
+    [
+        ('[serve]\nallowed_hosts = "harness.test"\n', "[serve] allowed_hosts: expected an array"),
+        ('[serve]\nallowed_hosts = ["harness.test/mcp"]\n', "[serve] allowed_hosts: expected host or host:port"),
+        ('[serve]\nallowed_hosts = ["harness.test:99999"]\n', "[serve] allowed_hosts"),
+        ('[serve]\nallowed_origins = ["harness.test"]\n', "[serve] allowed_origins: expected scheme://host"),
+        ('[serve]\nallowed_origins = ["https://harness.test/app"]\n', "[serve] allowed_origins"),
+        ('[serve]\nauth = "basic"\n', "[serve] auth: must be one of 'bearer', 'oauth'"),
+        ('[serve]\nissuer = "http://idp.test"\n', "[serve] issuer: must be an absolute https:// URL"),
+        ('[serve]\njwks_url = "https://u:p@idp.test/jwks"\n', "[serve] jwks_url: must not carry userinfo"),
+        ('[serve]\nauth = "oauth"\naudience = "https://h.test/mcp"\n', '[serve] issuer: required when auth = "oauth"'),
+        ('[serve]\nauth = "oauth"\nissuer = "https://idp.test"\n', "[serve] audience: required"),
+        ("[serve]\nlimit = 1\n", "[serve] limit: unknown key"),
+    ],
+)
+def test_serve_keys_are_validated_naming_the_key(tmp_path: Path, toml: str, named: str) -> None:
+    (tmp_path / "harness.toml").write_text(toml)
+    with pytest.raises(ConfigError) as raised:
+        load_settings(Overrides(workspace=tmp_path), environ={})
+    assert named in raised.value.message
+
+
+def test_serve_lists_are_normalised(tmp_path: Path) -> None:
+    (tmp_path / "harness.toml").write_text(
+        '[serve]\nallowed_hosts = ["Harness.Test:8443"]\nallowed_origins = ["HTTPS://Agents.Test:443"]\n'
+    )
+    serve = load_settings(Overrides(workspace=tmp_path), environ={}).serve
+    assert serve.allowed_hosts == ("harness.test:8443",)
+    assert serve.allowed_origins == ("https://agents.test",)
+    assert serve.auth == "bearer"

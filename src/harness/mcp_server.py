@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -10,14 +9,12 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.server.transport_security import TransportSecuritySettings
 
 from harness import __version__
 from harness.dispatch import CallContext, Outcome, Recorder, dispatch
 from harness.ledger.ids import session_conversation_id, uuid7
 from harness.schemas import input_schema, output_schema
-from harness.serve.bearer import StaticBearerMiddleware
-from harness.serve.disconnect import CompleteBodyMiddleware
+from harness.serve.plan import ServePlan
 from harness.surface import Registry
 
 log = logging.getLogger("harness.mcp")
@@ -155,35 +152,10 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and localhost."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def http_app(server: Server[Any], *, host: str, remote_token: str = "") -> Any:
-    """The streamable HTTP ASGI app at /mcp; DNS-rebinding protection on loopback, a bearer token off it."""
-    if is_loopback(host):
-        app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
-        app.add_middleware(CompleteBodyMiddleware)
-    else:
-        app = server.streamable_http_app(
-            streamable_http_path="/mcp",
-            host=host,
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        app.add_middleware(CompleteBodyMiddleware)
-        # Outermost, so an unauthenticated request is refused before its body is read.
-        app.add_middleware(StaticBearerMiddleware, token=remote_token)
-    return app
-
-
-def serve_http(server: Server[Any], host: str, port: int, *, remote_token: str = "") -> None:
-    """Serve streamable HTTP at http://host:port/mcp until interrupted."""
+def serve_http(server: Server[Any], plan: ServePlan, *, bearer_token: str = "") -> None:
+    """Serve streamable HTTP at plan.url until interrupted."""
     import uvicorn
 
-    uvicorn.run(http_app(server, host=host, remote_token=remote_token), host=host, port=port, log_level="warning")
+    from harness.serve.app import http_app
+
+    uvicorn.run(http_app(server, plan, bearer_token=bearer_token), host=plan.host, port=plan.port, log_level="warning")

@@ -85,6 +85,7 @@ def test_http_refuses_a_non_loopback_bind_without_allow_remote(tmp_path: Path) -
 
 def test_remote_bind_requires_the_bearer_token(tmp_path: Path) -> None:
     port = free_port()
+    (tmp_path / "harness.toml").write_text(f'[serve]\nallowed_hosts = ["127.0.0.1:{port}"]\n')
     argv = harness_argv(
         "--workspace", str(tmp_path), "serve", "--http", f"0.0.0.0:{port}", "--allow-remote", test_registry=True
     )
@@ -138,7 +139,9 @@ async def test_client_disconnects_leave_no_traceback_on_stderr(tmp_path: Path) -
         url = f"http://127.0.0.1:{port}/mcp"
         initialize = {
             "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}},
+            "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}
+            },
         }
         headers = {"accept": "application/json, text/event-stream"}
         session_id = httpx2.post(url, json=initialize, headers=headers).headers["mcp-session-id"]

@@ -9,7 +9,10 @@ import pytest
 
 from harness.config import Overrides, load_settings
 from harness.context import build_context
-from harness.mcp_server import build_server, http_app
+from harness.mcp_server import build_server
+from harness.serve.app import http_app
+from harness.serve.plan import ServePlan
+from harness.serve.settings import ServeSettings
 
 pytestmark = pytest.mark.anyio
 
@@ -17,7 +20,8 @@ pytestmark = pytest.mark.anyio
 async def test_a_disconnect_mid_body_is_one_debug_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from testops import REGISTRY
 
-    app = http_app(build_server(REGISTRY, build_context(load_settings(Overrides(workspace=tmp_path)))), host="127.0.0.1")
+    server = build_server(REGISTRY, build_context(load_settings(Overrides(workspace=tmp_path))))
+    app = http_app(server, ServePlan(ServeSettings(), ("investigate",), "127.0.0.1", 8765))
     messages = [{"type": "http.request", "body": b'{"jsonrpc": "2.0"', "more_body": True}, {"type": "http.disconnect"}]
     sent: list[dict] = []
 

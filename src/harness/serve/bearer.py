@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
-from typing import Any
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from harness.serve.responses import send_json
 
 SCHEME = "bearer"
 
@@ -40,16 +40,8 @@ class StaticBearerMiddleware:
             return
         given = bearer_credentials(Headers(scope=scope).get("authorization", ""))
         if given is None or not token_matches(given, self._token):
-            await _send_json(send, 401, {"error": "a valid bearer token is required"}, [(b"www-authenticate", b"Bearer")])
+            refusal = {"error": "a valid bearer token is required"}
+            await send_json(send, 401, refusal, ((b"www-authenticate", b"Bearer"),))
             return
         await self.app(scope, receive, send)
 
-
-async def _send_json(send: Send, status: int, document: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> None:
-    body = json.dumps(document, sort_keys=True).encode()
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers],
-    })
-    await send({"type": "http.response.body", "body": body})

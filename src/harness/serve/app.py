@@ -1,0 +1,33 @@
+"""The streamable HTTP ASGI app of `harness serve --http`: the MCP transport behind the edge's checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+
+from harness.serve.bearer import StaticBearerMiddleware
+from harness.serve.disconnect import CompleteBodyMiddleware
+from harness.serve.guard import HostOriginGuard
+from harness.serve.origins import HostPolicy
+from harness.serve.plan import MCP_PATH, ServePlan
+
+
+def http_app(server: Server[Any], plan: ServePlan, *, bearer_token: str = "") -> Starlette:
+    """Host/Origin guard outermost (every path, before authentication), then authentication, then the body
+    buffer, then the SDK transport (whose own Host check is off: the guard covers every bind)."""
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        host=plan.host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    app.add_middleware(CompleteBodyMiddleware)
+    if plan.auth == "bearer":
+        app.add_middleware(StaticBearerMiddleware, token=bearer_token)
+    settings = plan.settings
+    policy = HostPolicy(not plan.remote, settings.allowed_hosts, settings.allowed_origins)
+    app.add_middleware(HostOriginGuard, policy=policy)
+    return app
+
