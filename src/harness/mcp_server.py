@@ -14,7 +14,9 @@ from harness import __version__
 from harness.dispatch import CallContext, Outcome, Recorder, dispatch
 from harness.ledger.ids import session_conversation_id, uuid7
 from harness.schemas import input_schema, output_schema
+from harness.serve.caller import caller_of
 from harness.serve.plan import ServePlan
+from harness.serve.scopes import scope_refusal
 from harness.surface import Registry
 
 log = logging.getLogger("harness.mcp")
@@ -127,8 +129,15 @@ def build_server(
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         call = call_context(ctx)
         arguments = params.arguments or {}
+        caller = caller_of(ctx.request)
+        op = registry.get(params.name)
+        denied = ""
+        if caller.auth_method == "oauth" and op is not None:
+            denied = scope_refusal(op.name, op.toolset, caller.scopes)
         outcome = await anyio.to_thread.run_sync(
-            lambda: dispatch(registry, params.name, arguments, call, context, recorder=recorder, clock=context.clock)
+            lambda: dispatch(
+                registry, params.name, arguments, call, context, recorder=recorder, clock=context.clock, denied=denied
+            )
         )
         return call_result(outcome)
 

@@ -11,6 +11,7 @@ from starlette.applications import Starlette
 from harness.serve.bearer import StaticBearerMiddleware
 from harness.serve.disconnect import CompleteBodyMiddleware
 from harness.serve.guard import HostOriginGuard
+from harness.serve.oauth import JwtVerifier, auth_settings
 from harness.serve.origins import HostPolicy
 from harness.serve.plan import MCP_PATH, ServePlan
 
@@ -18,10 +19,14 @@ from harness.serve.plan import MCP_PATH, ServePlan
 def http_app(server: Server[Any], plan: ServePlan, *, bearer_token: str = "") -> Starlette:
     """Host/Origin guard outermost (every path, before authentication), then authentication, then the body
     buffer, then the SDK transport (whose own Host check is off: the guard covers every bind)."""
+    oauth: dict[str, Any] = {}
+    if plan.auth == "oauth":
+        oauth = {"auth": auth_settings(plan.settings), "token_verifier": JwtVerifier(plan.settings)}
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         host=plan.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        **oauth,
     )
     app.add_middleware(CompleteBodyMiddleware)
     if plan.auth == "bearer":

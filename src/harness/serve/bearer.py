@@ -11,6 +11,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from harness.serve.responses import send_json
 
 SCHEME = "bearer"
+# The ASGI scope key telling the caller's identity (harness.serve.caller) that the static token matched.
+AUTH_SCOPE_KEY = "harness.auth"
 
 
 def bearer_credentials(header: str) -> str | None:
@@ -43,5 +45,6 @@ class StaticBearerMiddleware:
             refusal = {"error": "a valid bearer token is required"}
             await send_json(send, 401, refusal, ((b"www-authenticate", b"Bearer"),))
             return
+        scope[AUTH_SCOPE_KEY] = "bearer"
         await self.app(scope, receive, send)
 
