@@ -565,6 +565,8 @@ def _ledger_store(app: App, *, create: bool = False) -> Any:
 @ledger_group.command("list", cls=LedgerCommand)
 @click.option("--conversation", default=None, metavar="ID", help="Only this conversation.")
 @click.option("--tool", default=None, metavar="NAME", help="Only this tool name.")
+@click.option("--principal", default=None, metavar="WHO",
+              help='Only calls by this principal (an OAuth sub, "bearer" or "local").')
 @click.option("--status", default=None, metavar="ok|error|in_flight", help="Only calls with this status.")
 @click.option("--since", default=None, metavar="TS", help="Calls started at or after TS (RFC 3339).")
 @click.option("--until", default=None, metavar="TS", help="Calls started before TS (RFC 3339).")

@@ -33,6 +33,12 @@ class CallContext:
     client_name: str = ""
     client_version: str = ""
     client_tool_call_id: str = ""
+    # Who called (docs/decisions.md, "Team server"): the token's sub, "bearer" or "local", and how it was known.
+    principal: str = "local"
+    auth_method: str = "local"
+    client_id: str = ""
+    scopes: tuple[str, ...] = ()
+    peer: str = ""
 
 
 @dataclass(frozen=True)

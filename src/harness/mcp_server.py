@@ -99,6 +99,7 @@ class CallContextFactory:
         else:
             conversation, source = str(uuid7()), "generated"
         client_call = meta.get(TOOL_CALL_META)
+        caller = caller_of(ctx.request)
         return CallContext(
             surface="mcp",
             transport=self.transport,
@@ -109,6 +110,11 @@ class CallContextFactory:
             client_name=name,
             client_version=version,
             client_tool_call_id=str(client_call) if isinstance(client_call, str | int) else "",
+            principal=caller.principal,
+            auth_method=caller.auth_method,
+            client_id=caller.client_id,
+            scopes=caller.scopes,
+            peer=caller.peer,
         )
 
 
@@ -129,11 +135,10 @@ def build_server(
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         call = call_context(ctx)
         arguments = params.arguments or {}
-        caller = caller_of(ctx.request)
         op = registry.get(params.name)
         denied = ""
-        if caller.auth_method == "oauth" and op is not None:
-            denied = scope_refusal(op.name, op.toolset, caller.scopes)
+        if call.auth_method == "oauth" and op is not None:
+            denied = scope_refusal(op.name, op.toolset, call.scopes)
         outcome = await anyio.to_thread.run_sync(
             lambda: dispatch(
                 registry, params.name, arguments, call, context, recorder=recorder, clock=context.clock, denied=denied

@@ -14,6 +14,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from procs import clean_env, free_port, harness_argv, wait_for_port
 
@@ -158,3 +159,29 @@ async def test_client_disconnects_leave_no_traceback_on_stderr(tmp_path: Path) -
     assert "Traceback" not in err
     assert "ClientDisconnect" not in err
     assert "Error handling POST request" not in err
+
+
+async def test_http_callers_are_recorded_as_local_or_bearer(tmp_path: Path) -> None:
+    port = free_port()
+    (tmp_path / "harness.toml").write_text(f'[serve]\nallowed_hosts = ["127.0.0.1:{port}"]\n')
+    token = "serve-token-for-caller-tests-0123456789"
+    argv = harness_argv("--workspace", str(tmp_path), "serve", "--http", f"127.0.0.1:{port}", "--allow-remote",
+                        test_registry=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=clean_env(HARNESS_SERVE_TOKEN=token))
+    try:
+        wait_for_port(port, proc)
+        http = httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"})
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            await client.call_tool("test_echo", {"required_name": "b"}, meta={"harness/conversation_id": "by-bearer"})
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    show = harness_argv("--workspace", str(tmp_path), "ledger", "show", "by-bearer", test_registry=True)
+    rows = json.loads(subprocess.run(show, capture_output=True, text=True, env=clean_env()).stdout)["rows"]
+    callers = {(r["meta"]["caller"]["principal"], r["meta"]["caller"]["auth_method"]) for r in rows}
+    assert callers == {("bearer", "bearer")}
+    listed = harness_argv("--workspace", str(tmp_path), "ledger", "list", "--principal", "bearer", test_registry=True)
+    calls = json.loads(subprocess.run(listed, capture_output=True, text=True, env=clean_env()).stdout)["calls"]
+    assert [c["tool_name"] for c in calls] == ["test_echo"]

@@ -252,3 +252,30 @@ def test_serve_check_shows_the_oauth_settings(served: Served) -> None:
         "mode": "oauth", "bearer_token_set": False, "issuer": served.issuer.issuer, "audience": served.audience,
         "jwks_url": "(from the issuer's metadata)", "leeway_s": 30,
     }
+
+
+def _harness_json(workspace: Path, *args: str) -> dict[str, Any]:
+    argv = harness_argv("--workspace", str(workspace), *args, test_registry=True)
+    return json.loads(subprocess.run(argv, capture_output=True, text=True, env=clean_env(), timeout=30).stdout)
+
+
+async def test_the_token_principal_is_in_every_row_and_filterable(served: Served) -> None:
+    token = served.issuer.token(served.audience, sub="bob@example.test", client_id="agent-9")
+    conversation = "oauth-principal-demo"
+    async with served.client(token) as client:
+        await client.call_tool("test_echo", {"required_name": "p"}, meta={"harness/conversation_id": conversation})
+    listed = _harness_json(served.workspace, "ledger", "list", "--principal", "bob@example.test")
+    assert [(c["tool_name"], c["principal"], c["conversation_id"]) for c in listed["calls"]] == [
+        ("test_echo", "bob@example.test", conversation)
+    ]
+    assert _harness_json(served.workspace, "ledger", "list", "--principal", "nobody")["calls"] == []
+    rows = _harness_json(served.workspace, "ledger", "show", conversation)["rows"]
+    assert [row["event"] for row in rows] == ["start", "end"]
+    for row in rows:
+        caller = row["meta"]["caller"]
+        assert caller["peer"].startswith("127.0.0.1:")
+        assert {**caller, "peer": ""} == {
+            "principal": "bob@example.test", "auth_method": "oauth", "client_id": "agent-9",
+            "scopes": ["harness:investigate", "harness:triage"], "peer": "",
+        }
+    assert _harness_json(served.workspace, "ledger", "verify")["ok"] is True

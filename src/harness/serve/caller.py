@@ -21,7 +21,8 @@ class Caller:
     peer: str = ""
 
 
-LOCAL = Caller(principal="local", auth_method="none")
+# stdio and the CLI: the process was started by the local user.
+LOCAL = Caller(principal="local", auth_method="local")
 
 
 def caller_of(request: Any) -> Caller:
