@@ -389,7 +389,8 @@ def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets:
         plan = ServePlan(settings.serve, tuple(names), host, port, allow_remote, bool(settings.serve_token))
         problems = plan.problems()
         if check_only:
-            click.echo(canonjson.pretty({"ok": not problems, "problems": problems, "serve": plan.describe()}))
+            report = {"ok": not problems, "problems": problems, "serve": plan.describe()}
+            click.echo(canonjson.pretty(report) if app.pretty else canonjson.dumps(report))
             sys.exit(EXIT_CODES[Refused.code] if problems else 0)
         if problems:
             raise Refused("; ".join(problems))
