@@ -116,6 +116,8 @@ def test_init_config_lists_every_key_commented_with_its_default() -> None:
         ('[serve]\nauth = "oauth"\naudience = "https://h.test/mcp"\n', '[serve] issuer: required when auth = "oauth"'),
         ('[serve]\nauth = "oauth"\nissuer = "https://idp.test"\n', "[serve] audience: required"),
         ("[serve]\nlimit = 1\n", "[serve] limit: unknown key"),
+        ("[serve]\nsession_idle_timeout_s = 5\n", "[serve] session_idle_timeout_s: must be from 10 to 86400"),
+        ("[serve]\nmax_sessions = 0\n", "[serve] max_sessions: must be from 1 to 100000"),
     ],
 )
 def test_serve_keys_are_validated_naming_the_key(tmp_path: Path, toml: str, named: str) -> None:

@@ -153,6 +153,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "jwks_url": Key("", "JWKS URL; empty = jwks_uri from the issuer's metadata",
                         lambda v: serve_keys.check_url(v, schemes=("https",))),
         "ca_file": Key("", "PEM bundle replacing the system trust store for the issuer and JWKS", _string),
+        "session_idle_timeout_s": Key(300, "an HTTP session idle this long is closed (10..86400)",
+                                      _int_range(10, 86_400)),
+        "max_sessions": Key(1000, "open HTTP sessions at most; more answer 503 (1..100000)", _int_range(1, 100_000)),
     },
     "redaction": {
         "secret_env": Key([], "extra environment variable names whose values are secrets", _string_list),

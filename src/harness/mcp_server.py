@@ -15,7 +15,7 @@ from harness.dispatch import CallContext, Outcome, Recorder, dispatch
 from harness.ledger.ids import session_conversation_id, uuid7
 from harness.schemas import input_schema, output_schema
 from harness.serve.caller import caller_of
-from harness.serve.plan import ServePlan
+from harness.serve.plan import OPEN_WORLD_THREADS, ServePlan
 from harness.serve.scopes import scope_refusal
 from harness.surface import Registry
 
@@ -124,10 +124,24 @@ def build_server(
     *,
     recorder: Recorder | None = None,
     transport: str = "stdio",
+    open_world_threads: int = OPEN_WORLD_THREADS,
 ) -> Server[Any]:
-    """An MCP server exposing `registry`; every call goes through `dispatch` on a worker thread."""
+    """An MCP server exposing `registry`; every call goes through `dispatch` on a worker thread.
+
+    The open-world tools (github_actor, fp_agent_verify) run on their own bounded set of threads, so a
+    stalled upstream can hold at most `open_world_threads` of them and never the threads local reads use.
+    """
     tools = tool_list(registry)
     call_context = CallContextFactory(transport)
+    limiters: dict[str, anyio.CapacityLimiter] = {}
+
+    def limiter_for(op: Any) -> anyio.CapacityLimiter | None:
+        if op is None or not op.open_world:
+            return None  # anyio's default limiter
+        # Created on first use: a CapacityLimiter belongs to the running event loop.
+        if "open_world" not in limiters:
+            limiters["open_world"] = anyio.CapacityLimiter(open_world_threads)
+        return limiters["open_world"]
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -142,7 +156,8 @@ def build_server(
         outcome = await anyio.to_thread.run_sync(
             lambda: dispatch(
                 registry, params.name, arguments, call, context, recorder=recorder, clock=context.clock, denied=denied
-            )
+            ),
+            limiter=limiter_for(op),
         )
         return call_result(outcome)
 

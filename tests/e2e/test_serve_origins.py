@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,6 +184,7 @@ def test_serve_check_prints_the_effective_configuration(tmp_path: Path) -> None:
         "allowed_origins": ["(loopback origins only)"],
         "auth": {"mode": "none", "bearer_token_set": False, "issuer": "", "audience": "", "jwks_url": "",
                  "leeway_s": 0},
+        "limits": {"session_idle_timeout_s": 300, "max_sessions": 1000, "open_world_threads": 8},
         "toolsets": ["investigate"],
     }
     (tmp_path / "harness.toml").write_text('[serve]\nallowed_hosts = ["harness.test"]\n')
@@ -208,3 +210,22 @@ def test_serve_check_exits_non_zero_on_an_unsafe_configuration(tmp_path: Path) -
     argv = harness_argv("--workspace", str(tmp_path), "serve", "--check", test_registry=True)
     proc = subprocess.run(argv, capture_output=True, text=True, env=clean_env(), timeout=30)
     assert proc.returncode == 2 and "[serve] auth" in json.loads(proc.stdout)["error"]["message"]
+
+
+def test_idle_sessions_close_and_the_session_cap_answers_503(tmp_path: Path) -> None:
+    port = free_port()
+    (tmp_path / "harness.toml").write_text("[serve]\nsession_idle_timeout_s = 10\nmax_sessions = 2\n")
+    proc = _serve(tmp_path, "127.0.0.1", "127.0.0.1", port)
+    try:
+        served = Served(f"http://127.0.0.1:{port}/mcp", f"127.0.0.1:{port}", f"http://127.0.0.1:{port}")
+        first, _second = served.open_session(), served.open_session()
+        full = httpx2.post(served.url, json=INITIALIZE, headers=served.headers(served.good_host))
+        assert full.status_code == 503
+        time.sleep(11)
+        expired = httpx2.post(served.url, json=CALL, headers=served.headers(served.good_host, session=first))
+        assert expired.status_code == 404
+        # The idle sessions are gone, so there is room again.
+        served.open_session()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)

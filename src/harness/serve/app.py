@@ -26,6 +26,8 @@ def http_app(server: Server[Any], plan: ServePlan, *, bearer_token: str = "") ->
         streamable_http_path=MCP_PATH,
         host=plan.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        session_idle_timeout=plan.settings.session_idle_timeout_s,
+        max_sessions=plan.settings.max_sessions,
         **oauth,
     )
     app.add_middleware(CompleteBodyMiddleware)

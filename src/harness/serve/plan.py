@@ -10,6 +10,8 @@ from harness.serve.origins import is_loopback
 from harness.serve.settings import TOKEN_LEEWAY_S, ServeSettings
 
 MCP_PATH = "/mcp"
+# Threads the open-world tools (github_actor, fp_agent_verify) share; local calls keep their own pool.
+OPEN_WORLD_THREADS = 8
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,11 @@ class ServePlan:
                 "audience": settings.audience if self.auth == "oauth" else "",
                 "jwks_url": (settings.jwks_url or "(from the issuer's metadata)") if self.auth == "oauth" else "",
                 "leeway_s": TOKEN_LEEWAY_S if self.auth == "oauth" else 0,
+            },
+            "limits": {
+                "session_idle_timeout_s": settings.session_idle_timeout_s,
+                "max_sessions": settings.max_sessions,
+                "open_world_threads": OPEN_WORLD_THREADS,
             },
             "toolsets": list(self.toolsets),
         }

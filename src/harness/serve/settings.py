@@ -62,6 +62,8 @@ class ServeSettings:
     audience: str = ""
     jwks_url: str = ""
     ca_file: str = ""
+    session_idle_timeout_s: int = 300
+    max_sessions: int = 1000
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> ServeSettings:
