@@ -398,7 +398,15 @@ def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets:
     except HarnessError as exc:
         _fail("serve", exc, app.pretty)
 
-    server = mcp_server.build_server(registry, context, recorder=recorder, transport="http" if host else "stdio")
+    limits = None
+    if host:
+        from harness.serve.limits import CallerLimits
+
+        serve = settings.serve
+        limits = CallerLimits(serve.rate_per_minute, serve.burst, serve.max_concurrent_calls)
+    server = mcp_server.build_server(
+        registry, context, recorder=recorder, transport="http" if host else "stdio", limits=limits
+    )
     if not host:
         import anyio
 

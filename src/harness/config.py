@@ -156,6 +156,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "session_idle_timeout_s": Key(300, "an HTTP session idle this long is closed (10..86400)",
                                       _int_range(10, 86_400)),
         "max_sessions": Key(1000, "open HTTP sessions at most; more answer 503 (1..100000)", _int_range(1, 100_000)),
+        "rate_per_minute": Key(600, "tool calls a minute per caller over HTTP (1..100000)", _int_range(1, 100_000)),
+        "burst": Key(60, "tool calls a caller may make at once before the rate applies (1..10000)",
+                     _int_range(1, 10_000)),
+        "max_concurrent_calls": Key(8, "tool calls in flight per caller over HTTP (1..256)", _int_range(1, 256)),
     },
     "redaction": {
         "secret_env": Key([], "extra environment variable names whose values are secrets", _string_list),

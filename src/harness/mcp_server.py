@@ -11,10 +11,11 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from harness import __version__
-from harness.dispatch import CallContext, Outcome, Recorder, dispatch
+from harness.dispatch import CallContext, Outcome, Recorder, dispatch, error_outcome
 from harness.ledger.ids import session_conversation_id, uuid7
 from harness.schemas import input_schema, output_schema
 from harness.serve.caller import caller_of
+from harness.serve.limits import CallerLimits
 from harness.serve.plan import OPEN_WORLD_THREADS, ServePlan
 from harness.serve.scopes import scope_refusal
 from harness.surface import Registry
@@ -125,6 +126,7 @@ def build_server(
     recorder: Recorder | None = None,
     transport: str = "stdio",
     open_world_threads: int = OPEN_WORLD_THREADS,
+    limits: CallerLimits | None = None,
 ) -> Server[Any]:
     """An MCP server exposing `registry`; every call goes through `dispatch` on a worker thread.
 
@@ -153,12 +155,27 @@ def build_server(
         denied = ""
         if call.auth_method == "oauth" and op is not None:
             denied = scope_refusal(op.name, op.toolset, call.scopes)
-        outcome = await anyio.to_thread.run_sync(
-            lambda: dispatch(
-                registry, params.name, arguments, call, context, recorder=recorder, clock=context.clock, denied=denied
-            ),
-            limiter=limiter_for(op),
-        )
+        # Unauthenticated loopback callers share the principal "local": they are told apart by address.
+        key = call.principal
+        if call.auth_method not in ("oauth", "bearer"):
+            key = f"{call.principal}@{call.peer.rpartition(':')[0]}"
+        if limits is not None:
+            refusal = limits.admit(key)
+            if refusal:
+                # Not a ledger row: under a flood the ledger would grow with the flood (docs/decisions.md).
+                log.info("call to %s by %s refused: %s", params.name, key, refusal)
+                return call_result(error_outcome("refused", refusal, params.name))
+        try:
+            outcome = await anyio.to_thread.run_sync(
+                lambda: dispatch(
+                    registry, params.name, arguments, call, context, recorder=recorder, clock=context.clock,
+                    denied=denied,
+                ),
+                limiter=limiter_for(op),
+            )
+        finally:
+            if limits is not None:
+                limits.release(key)
         return call_result(outcome)
 
     schemas = {op.name: input_schema(op) for op in registry}

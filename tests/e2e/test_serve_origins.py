@@ -184,7 +184,8 @@ def test_serve_check_prints_the_effective_configuration(tmp_path: Path) -> None:
         "allowed_origins": ["(loopback origins only)"],
         "auth": {"mode": "none", "bearer_token_set": False, "issuer": "", "audience": "", "jwks_url": "",
                  "leeway_s": 0},
-        "limits": {"session_idle_timeout_s": 300, "max_sessions": 1000, "open_world_threads": 8},
+        "limits": {"session_idle_timeout_s": 300, "max_sessions": 1000, "open_world_threads": 8,
+                   "rate_per_minute": 600, "burst": 60, "max_concurrent_calls": 8},
         "toolsets": ["investigate"],
     }
     (tmp_path / "harness.toml").write_text('[serve]\nallowed_hosts = ["harness.test"]\n')
@@ -229,3 +230,24 @@ def test_idle_sessions_close_and_the_session_cap_answers_503(tmp_path: Path) -> 
     finally:
         proc.terminate()
         proc.communicate(timeout=10)
+
+
+@pytest.mark.anyio
+async def test_a_caller_over_its_rate_gets_a_tool_error_with_a_retry_hint(tmp_path: Path) -> None:
+    from mcp import Client
+
+    port = free_port()
+    (tmp_path / "harness.toml").write_text("[serve]\nrate_per_minute = 1\nburst = 2\n")
+    proc = _serve(tmp_path, "127.0.0.1", "127.0.0.1", port)
+    try:
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as client:
+            results = [await client.call_tool("test_echo", {"required_name": "r"}) for _ in range(3)]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    assert [r.is_error for r in results] == [False, False, True]
+    error = json.loads(results[2].content[0].text)["error"]
+    assert error["code"] == "refused" and error["message"].endswith("retry after 60 s")
+    argv = harness_argv("--workspace", str(tmp_path), "ledger", "list", test_registry=True)
+    listed = json.loads(subprocess.run(argv, capture_output=True, text=True, env=clean_env()).stdout)["calls"]
+    assert len(listed) == 2  # the refused call is a log line, not a row

@@ -78,6 +78,9 @@ class ServePlan:
                 "session_idle_timeout_s": settings.session_idle_timeout_s,
                 "max_sessions": settings.max_sessions,
                 "open_world_threads": OPEN_WORLD_THREADS,
+                "rate_per_minute": settings.rate_per_minute,
+                "burst": settings.burst,
+                "max_concurrent_calls": settings.max_concurrent_calls,
             },
             "toolsets": list(self.toolsets),
         }

@@ -64,6 +64,9 @@ class ServeSettings:
     ca_file: str = ""
     session_idle_timeout_s: int = 300
     max_sessions: int = 1000
+    rate_per_minute: int = 600
+    burst: int = 60
+    max_concurrent_calls: int = 8
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> ServeSettings:
