@@ -108,6 +108,10 @@ class JwksCache:
 
     def key(self, kid: str) -> SigningKey:
         """The key with this kid; raises KeyUnavailable."""
+        # A known kid never waits behind a refetch: the set is replaced whole, never changed in place.
+        found = self._keys.get(kid)
+        if found is not None:
+            return found
         with self._lock:
             found = self._keys.get(kid)
             if found is not None:
