@@ -159,6 +159,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "rate_per_minute": Key(600, "tool calls a minute per caller over HTTP (1..100000)", _int_range(1, 100_000)),
         "burst": Key(60, "tool calls a caller may make at once before the rate applies (1..10000)",
                      _int_range(1, 10_000)),
+        "sessions_per_minute": Key(30, "new HTTP sessions a minute per caller; more answer 429 (1..10000)",
+                                   _int_range(1, 10_000)),
+        "session_burst": Key(10, "new HTTP sessions a caller may open at once (1..10000)", _int_range(1, 10_000)),
         "max_concurrent_calls": Key(8, "tool calls in flight per caller over HTTP (1..256)", _int_range(1, 256)),
     },
     "redaction": {

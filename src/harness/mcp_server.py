@@ -14,7 +14,7 @@ from harness import __version__
 from harness.dispatch import CallContext, Outcome, Recorder, dispatch, error_outcome
 from harness.ledger.ids import session_conversation_id, uuid7
 from harness.schemas import input_schema, output_schema
-from harness.serve.caller import caller_of
+from harness.serve.caller import caller_of, limit_key
 from harness.serve.limits import CallerLimits
 from harness.serve.plan import OPEN_WORLD_THREADS, ServePlan
 from harness.serve.scopes import scope_refusal
@@ -156,15 +156,13 @@ def build_server(
         if call.auth_method == "oauth" and op is not None:
             denied = scope_refusal(op.name, op.toolset, call.scopes)
         # Unauthenticated loopback callers share the principal "local": they are told apart by address.
-        key = call.principal
-        if call.auth_method not in ("oauth", "bearer"):
-            key = f"{call.principal}@{call.peer.rpartition(':')[0]}"
+        key = limit_key(call.principal, call.auth_method, call.peer)
         if limits is not None:
             refusal = limits.admit(key)
-            if refusal:
+            if refusal is not None:
                 # Not a ledger row: under a flood the ledger would grow with the flood (docs/decisions.md).
-                log.info("call to %s by %s refused: %s", params.name, key, refusal)
-                return call_result(error_outcome("refused", refusal, params.name))
+                log.info("call to %s by %s refused: %s", params.name, key, refusal.message)
+                return call_result(error_outcome("refused", refusal.message, params.name))
         try:
             outcome = await anyio.to_thread.run_sync(
                 lambda: dispatch(

@@ -279,3 +279,15 @@ async def test_the_token_principal_is_in_every_row_and_filterable(served: Served
             "scopes": ["harness:investigate", "harness:triage"], "peer": "",
         }
     assert _harness_json(served.workspace, "ledger", "verify")["ok"] is True
+
+
+async def test_an_initialize_flood_from_one_principal_leaves_others_able_to_work(served: Served) -> None:
+    flooder = served.issuer.token(served.audience, sub="flooder@example.test")
+    answers = [served.post(flooder) for _ in range(15)]
+    statuses = [a.status_code for a in answers]
+    assert statuses[:10] == [200] * 10 and set(statuses[10:]) == {429}  # session_burst = 10 by default
+    refused = answers[-1]
+    assert int(refused.headers["retry-after"]) >= 1 and refused.json()["error"].startswith("too many new sessions")
+    async with served.client(served.issuer.token(served.audience, sub="carol@example.test")) as client:
+        result = await client.call_tool("test_echo", {"required_name": "still here"})
+    assert not result.is_error

@@ -124,6 +124,8 @@ def test_foreign_host_or_origin_is_403_for_every_method(served: Served) -> None:
 
 def test_loopback_binds_accept_every_loopback_spelling(tmp_path: Path) -> None:
     port = free_port()
+    # 20 sessions from one address: more than the default burst of new sessions.
+    (tmp_path / "harness.toml").write_text("[serve]\nsession_burst = 100\n")
     proc = _serve(tmp_path, "127.0.0.2", "127.0.0.2", port)
     try:
         url = f"http://127.0.0.2:{port}/mcp"
@@ -185,7 +187,8 @@ def test_serve_check_prints_the_effective_configuration(tmp_path: Path) -> None:
         "auth": {"mode": "none", "bearer_token_set": False, "issuer": "", "audience": "", "jwks_url": "",
                  "leeway_s": 0},
         "limits": {"session_idle_timeout_s": 300, "max_sessions": 1000, "open_world_threads": 8,
-                   "rate_per_minute": 600, "burst": 60, "max_concurrent_calls": 8},
+                   "rate_per_minute": 600, "burst": 60, "max_concurrent_calls": 8,
+                   "sessions_per_minute": 30, "session_burst": 10},
         "toolsets": ["investigate"],
     }
     (tmp_path / "harness.toml").write_text('[serve]\nallowed_hosts = ["harness.test"]\n')

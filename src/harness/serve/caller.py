@@ -25,6 +25,14 @@ class Caller:
 LOCAL = Caller(principal="local", auth_method="local")
 
 
+def limit_key(principal: str, auth_method: str, peer: str) -> str:
+    """Whose limits a call counts against: the authenticated principal, else the peer's address (unauthenticated
+    loopback callers all share the principal "local")."""
+    if auth_method in ("oauth", "bearer"):
+        return principal
+    return f"{principal}@{peer.rpartition(':')[0]}"
+
+
 def caller_of(request: Any) -> Caller:
     """The caller of one HTTP request (LOCAL when `request` is not an HTTP request, as on stdio)."""
     scope = getattr(request, "scope", None)

@@ -14,6 +14,14 @@ from dataclasses import dataclass
 MAX_TRACKED_CALLERS = 10_000
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why a caller must wait, and for how long (the retry hint of a tool error, or Retry-After)."""
+
+    message: str
+    retry_after_s: int
+
+
 @dataclass
 class _State:
     tokens: float
@@ -22,7 +30,7 @@ class _State:
 
 
 class CallerLimits:
-    """`admit` a call for a caller key or get the refusal text with its retry hint; `release` when it ends."""
+    """`admit` a call for a caller key or get a Refusal with its retry hint; `release` when it ends."""
 
     def __init__(
         self, rate_per_minute: int, burst: int, max_concurrent: int, *, clock: Callable[[], float] = time.monotonic
@@ -34,8 +42,8 @@ class CallerLimits:
         self._lock = threading.Lock()
         self._callers: OrderedDict[str, _State] = OrderedDict()
 
-    def admit(self, key: str) -> str:
-        """Empty when the call may run (and is then counted in flight), else why not and when to retry."""
+    def admit(self, key: str) -> Refusal | None:
+        """None when the call may run (it is then counted in flight), else why not and when to retry."""
         now = self._clock()
         with self._lock:
             state = self._callers.pop(key, None) or _State(float(self._burst), now)
@@ -45,13 +53,14 @@ class CallerLimits:
             state.tokens = min(float(self._burst), state.tokens + (now - state.at) * self._rate_s)
             state.at = now
             if state.in_flight >= self._max_concurrent:
-                return f"too many calls in flight for this caller (at most {self._max_concurrent}); retry after 1 s"
+                message = f"too many calls in flight for this caller (at most {self._max_concurrent}); retry after 1 s"
+                return Refusal(message, 1)
             if state.tokens < 1:
                 wait = math.ceil((1 - state.tokens) / self._rate_s)
-                return f"rate limit of {round(self._rate_s * 60)} calls a minute reached; retry after {wait} s"
+                return Refusal(f"rate limit of {round(self._rate_s * 60)} a minute reached; retry after {wait} s", wait)
             state.tokens -= 1
             state.in_flight += 1
-            return ""
+            return None
 
     def release(self, key: str) -> None:
         with self._lock:

@@ -81,6 +81,8 @@ class ServePlan:
                 "rate_per_minute": settings.rate_per_minute,
                 "burst": settings.burst,
                 "max_concurrent_calls": settings.max_concurrent_calls,
+                "sessions_per_minute": settings.sessions_per_minute,
+                "session_burst": settings.session_burst,
             },
             "toolsets": list(self.toolsets),
         }

@@ -67,6 +67,8 @@ class ServeSettings:
     rate_per_minute: int = 600
     burst: int = 60
     max_concurrent_calls: int = 8
+    sessions_per_minute: int = 30
+    session_burst: int = 10
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> ServeSettings:
