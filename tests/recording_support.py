@@ -91,6 +91,10 @@ def conversation_rows(target: str | Path, conversation_id: str) -> list[LedgerRo
         store.close()
 
 
+# The caller meta of a CLI, stdio or in-memory call: the local user.
+LOCAL_CALLER = {"principal": "local", "auth_method": "local", "client_id": "", "scopes": [], "peer": ""}
+
+
 @dataclasses.dataclass(frozen=True)
 class Expected:
     """What one call must have left in the ledger (ledger.md §11.1, §11.2)."""
@@ -103,6 +107,7 @@ class Expected:
     conversation_source: str
     refused: bool = False
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+    caller: dict[str, Any] = dataclasses.field(default_factory=lambda: dict(LOCAL_CALLER))
 
 
 def check_pair(rows: list[LedgerRow], expected: Expected, redactor: Redactor) -> tuple[LedgerRow, LedgerRow]:
@@ -122,6 +127,7 @@ def check_pair(rows: list[LedgerRow], expected: Expected, redactor: Redactor) ->
         "harness_version": __version__,
         "conversation_source": expected.conversation_source,
         **expected.meta,
+        "caller": expected.caller,
     }
     assert start.meta_object == meta
 
@@ -143,7 +149,7 @@ def check_pair(rows: list[LedgerRow], expected: Expected, redactor: Redactor) ->
         assert end.ended_at == start.started_at and end.duration_ms == 0
     assert end.duration_ms is not None and end.duration_ms >= 0
     if size <= PREVIEW_CAP:
-        assert end.meta is None and end.result_sidecar_path is None
+        assert end.meta_object == {"caller": expected.caller} and end.result_sidecar_path is None
     return start, end
 
 

@@ -149,3 +149,37 @@ def test_a_key_value_ledger_dsn_is_refused_from_every_source_and_creates_nothing
 def test_a_sqlite_path_with_an_equals_sign_after_a_slash_is_still_a_path(tmp_path: Path) -> None:
     settings = load_settings(Overrides(workspace=tmp_path, ledger=str(tmp_path / "a=b.sqlite3")))
     assert settings.ledger_target == str(tmp_path / "a=b.sqlite3")
+
+@pytest.mark.parametrize(
+    ("toml", "named"),
+    [
+        ('[serve]\nallowed_hosts = "harness.test"\n', "[serve] allowed_hosts: expected an array"),
+        ('[serve]\nallowed_hosts = ["harness.test/mcp"]\n', "[serve] allowed_hosts: expected host or host:port"),
+        ('[serve]\nallowed_hosts = ["harness.test:99999"]\n', "[serve] allowed_hosts"),
+        ('[serve]\nallowed_origins = ["harness.test"]\n', "[serve] allowed_origins: expected scheme://host"),
+        ('[serve]\nallowed_origins = ["https://harness.test/app"]\n', "[serve] allowed_origins"),
+        ('[serve]\nauth = "basic"\n', "[serve] auth: must be one of 'bearer', 'oauth'"),
+        ('[serve]\nissuer = "http://idp.test"\n', "[serve] issuer: must be an absolute https:// URL"),
+        ('[serve]\njwks_url = "https://u:p@idp.test/jwks"\n', "[serve] jwks_url: must not carry userinfo"),
+        ('[serve]\nauth = "oauth"\naudience = "https://h.test/mcp"\n', '[serve] issuer: required when auth = "oauth"'),
+        ('[serve]\nauth = "oauth"\nissuer = "https://idp.test"\n', "[serve] audience: required"),
+        ("[serve]\nlimit = 1\n", "[serve] limit: unknown key"),
+        ("[serve]\nsession_idle_timeout_s = 5\n", "[serve] session_idle_timeout_s: must be from 10 to 86400"),
+        ("[serve]\nmax_sessions = 0\n", "[serve] max_sessions: must be from 1 to 100000"),
+    ],
+)
+def test_serve_keys_are_validated_naming_the_key(tmp_path: Path, toml: str, named: str) -> None:
+    (tmp_path / "harness.toml").write_text(toml)
+    with pytest.raises(ConfigError) as raised:
+        load_settings(Overrides(workspace=tmp_path), environ={})
+    assert named in raised.value.message
+
+
+def test_serve_lists_are_normalised(tmp_path: Path) -> None:
+    (tmp_path / "harness.toml").write_text(
+        '[serve]\nallowed_hosts = ["Harness.Test:8443"]\nallowed_origins = ["HTTPS://Agents.Test:443"]\n'
+    )
+    serve = load_settings(Overrides(workspace=tmp_path), environ={}).serve
+    assert serve.allowed_hosts == ("harness.test:8443",)
+    assert serve.allowed_origins == ("https://agents.test",)
+    assert serve.auth == "bearer"

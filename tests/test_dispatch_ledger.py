@@ -26,6 +26,7 @@ from mcp import Client
 from pgsupport import PgServer, pg_server  # noqa: F401  (the shared session fixture)
 from pydantic import BaseModel, ConfigDict, Field
 from recording_support import (
+    LOCAL_CALLER,
     Expected,
     FakeClock,
     all_rows,
@@ -311,7 +312,7 @@ def test_cli_conversation_sources_and_id_normalization(tmp_path: Path, monkeypat
     for row in starts:
         for value in (row.request_id, row.tool_call_id, *([row.conversation_id] if row in generated else [])):
             assert ID_RE.fullmatch(value) and len(value) == 36 and value[14] == "7"
-        assert set(row.meta_object) == {"surface", "harness_version", "conversation_source"}
+        assert set(row.meta_object) == {"surface", "harness_version", "conversation_source", "caller"}
     assert len({r.tool_call_id for r in starts}) == len({r.request_id for r in starts}) == len(starts)
 
 
@@ -642,6 +643,7 @@ def test_a_result_over_the_preview_cap_gets_a_redacted_sidecar(tmp_path: Path) -
     assert content.decode() == context_for(tmp_path).redactor.redact_for_ledger(response, 1_048_576)
     assert GITHUB_LIKE.encode() not in content and b"[REDACTED:github_token]" in content
     assert end.meta_object == {
+        "caller": LOCAL_CALLER,
         "sidecar_bytes": len(content),
         "sidecar_sha256": hashlib.sha256(content).hexdigest(),
         "sidecar_capped": False,
@@ -672,7 +674,8 @@ def test_a_sidecar_is_capped_at_sidecar_max_bytes(tmp_path: Path) -> None:
 def test_sidecars_off_writes_none(tmp_path: Path) -> None:
     write_config(tmp_path, sidecars=False)
     _, end = _big(tmp_path, "off", 5000)
-    assert end.result_sidecar_path is None and end.meta is None and end.result_truncated is True
+    assert end.result_sidecar_path is None and end.result_truncated is True
+    assert end.meta_object == {"caller": LOCAL_CALLER}
     assert not (tmp_path / "sidecars").exists()
 
 
@@ -698,7 +701,7 @@ def test_a_read_only_sidecar_directory_sets_sidecar_error_and_the_call_succeeds(
     assert json.loads(result.stdout) == {"payload": "x" * 5000}
     assert end.result_sidecar_path is None and end.result_truncated is True
     assert end.meta_object["sidecar_error"] in ("write_failed:EACCES", "write_failed:EPERM")
-    assert set(end.meta_object) == {"sidecar_error"}
+    assert set(end.meta_object) == {"caller", "sidecar_error"}
 
 
 # -- a crash inside the handler

@@ -375,25 +375,32 @@ def _parse_toolsets(value: str) -> list[str]:
 @click.option("--http", "http_bind", default=None, metavar="HOST:PORT",
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
 @click.option("--allow-remote", is_flag=True, default=False,
-              help="Allow a non-loopback bind; requires HARNESS_SERVE_TOKEN (clients send it as a bearer token).")
+              help="Serve a remote bind: needs [serve] allowed_hosts, and HARNESS_SERVE_TOKEN or [serve] auth = oauth.")
 @click.option("--toolsets", default="investigate,triage", show_default=True,
               help="Comma-separated toolsets to list and allow.")
+@click.option("--check", "check_only", is_flag=True, default=False,
+              help="Print the effective serve configuration and exit: 0 when safe to start, 5 when not.")
 @click.pass_obj
-def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets: str) -> None:
+def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets: str, check_only: bool) -> None:
     """Serve the operations as MCP tools (stdio by default)."""
     from harness import mcp_server
+    from harness.errors import EXIT_CODES, Refused
+    from harness.serve.plan import ServePlan
 
     try:
-        registry = app.registry.subset(_parse_toolsets(toolsets))
-        bind = _parse_bind(http_bind) if http_bind else None
+        names = _parse_toolsets(toolsets)
+        registry = app.registry.subset(names)
+        host, port = _parse_bind(http_bind) if http_bind else ("", 0)
         context = app.context()
-        if bind and not mcp_server.is_loopback(bind[0]):
-            from harness.errors import Refused
-
-            if not allow_remote:
-                raise Refused(f"refusing to bind {bind[0]}: a non-loopback address needs --allow-remote")
-            if not context.settings.serve_token:
-                raise Refused("--allow-remote needs a bearer token in HARNESS_SERVE_TOKEN")
+        settings = context.settings
+        plan = ServePlan(settings.serve, tuple(names), host, port, allow_remote, bool(settings.serve_token))
+        problems = plan.problems()
+        if check_only:
+            report = {"ok": not problems, "problems": problems, "serve": plan.describe()}
+            click.echo(canonjson.pretty(report) if app.pretty else canonjson.dumps(report))
+            sys.exit(EXIT_CODES[Refused.code] if problems else 0)
+        if problems:
+            raise Refused("; ".join(problems))
         recorder = app.open_recorder()
     except HarnessError as exc:
         _fail("serve", exc, app.pretty)
@@ -402,16 +409,22 @@ def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets:
     if note:
         click.echo(f"warning: {note}", err=True)
 
-    server = mcp_server.build_server(registry, context, recorder=recorder, transport="http" if bind else "stdio")
-    if bind is None:
+    limits = None
+    if host:
+        from harness.serve.limits import CallerLimits
+
+        serve = settings.serve
+        limits = CallerLimits(serve.rate_per_minute, serve.burst, serve.max_concurrent_calls)
+    server = mcp_server.build_server(
+        registry, context, recorder=recorder, transport="http" if host else "stdio", limits=limits
+    )
+    if not host:
         import anyio
 
         anyio.run(mcp_server.serve_stdio, server)
         return
-    host, port = bind
-    shown = f"[{host}]" if ":" in host else host
-    click.echo(connect_help(f"http://{shown}:{port}/mcp", app.settings().workspace, registry), err=True)
-    mcp_server.serve_http(server, host, port, remote_token=context.settings.serve_token, redactor=context.redactor)
+    click.echo(connect_help(plan.url, settings.workspace, registry), err=True)
+    mcp_server.serve_http(server, plan, bearer_token=settings.serve_token, redactor=context.redactor)
 
 
 def connect_help(url: str, workspace: Path, registry: Registry) -> str:
@@ -572,6 +585,8 @@ def _ledger_store(app: App, *, create: bool = False) -> Any:
 @ledger_group.command("list", cls=LedgerCommand)
 @click.option("--conversation", default=None, metavar="ID", help="Only this conversation.")
 @click.option("--tool", default=None, metavar="NAME", help="Only this tool name.")
+@click.option("--principal", default=None, metavar="WHO",
+              help='Only calls by this principal (an OAuth sub, "bearer" or "local").')
 @click.option("--status", default=None, metavar="ok|error|in_flight", help="Only calls with this status.")
 @click.option("--since", default=None, metavar="TS", help="Calls started at or after TS (RFC 3339).")
 @click.option("--until", default=None, metavar="TS", help="Calls started before TS (RFC 3339).")

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from harness.errors import InvalidInput
 from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, LedgerSettingsError, is_conninfo
+from harness.serve import settings as serve_keys
 
 CONFIG_NAME = "harness.toml"
 DEFAULT_GITHUB_API = "https://api.github.com"
@@ -138,6 +139,31 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "statement_timeout_ms": Key(5000, "PostgreSQL statement_timeout (1..3600000)", _integer),
         "lock_timeout_ms": Key(5000, "PostgreSQL lock_timeout (1..3600000)", _integer),
     },
+    # Checked as a whole by ServeSettings (harness.serve.settings) once each key is valid.
+    "serve": {
+        "allowed_hosts": Key([], "Host values a non-loopback bind accepts: host or host:port", serve_keys.check_hosts),
+        "allowed_origins": Key([], "Origin values a non-loopback bind accepts: scheme://host[:port]",
+                               serve_keys.check_origins),
+        "auth": Key("bearer", '"bearer" (HARNESS_SERVE_TOKEN off loopback) or "oauth" (JWT access tokens)',
+                    serve_keys.check_auth),
+        "issuer": Key("", "OAuth authorization server issuer (https URL); required with auth = \"oauth\"",
+                      lambda v: serve_keys.check_url(v, schemes=("https",))),
+        "audience": Key("", "this server's resource URL, e.g. https://harness.example/mcp; required with oauth",
+                        lambda v: serve_keys.check_url(v, schemes=("https", "http"))),
+        "jwks_url": Key("", "JWKS URL; empty = jwks_uri from the issuer's metadata",
+                        lambda v: serve_keys.check_url(v, schemes=("https",))),
+        "ca_file": Key("", "PEM bundle replacing the system trust store for the issuer and JWKS", _string),
+        "session_idle_timeout_s": Key(300, "an HTTP session idle this long is closed (10..86400)",
+                                      _int_range(10, 86_400)),
+        "max_sessions": Key(1000, "open HTTP sessions at most; more answer 503 (1..100000)", _int_range(1, 100_000)),
+        "rate_per_minute": Key(600, "tool calls a minute per caller over HTTP (1..100000)", _int_range(1, 100_000)),
+        "burst": Key(60, "tool calls a caller may make at once before the rate applies (1..10000)",
+                     _int_range(1, 10_000)),
+        "sessions_per_minute": Key(30, "new HTTP sessions a minute per caller; more answer 429 (1..10000)",
+                                   _int_range(1, 10_000)),
+        "session_burst": Key(10, "new HTTP sessions a caller may open at once (1..10000)", _int_range(1, 10_000)),
+        "max_concurrent_calls": Key(8, "tool calls in flight per caller over HTTP (1..256)", _int_range(1, 256)),
+    },
     "redaction": {
         "secret_env": Key([], "extra environment variable names whose values are secrets", _string_list),
         "not_secret_env": Key([], "names that look secret but are not", _string_list),
@@ -177,6 +203,11 @@ class Settings:
     serve_token: str
     conversation_env: str
     environ: Mapping[str, str] = field(repr=False)
+
+    @property
+    def serve(self) -> serve_keys.ServeSettings:
+        """The validated `[serve]` settings."""
+        return serve_keys.ServeSettings.from_values(self.values["serve"])
 
     @property
     def ledger(self) -> LedgerSettings:
@@ -262,6 +293,10 @@ def validate(raw: Mapping[str, Any], source: str) -> tuple[dict[str, dict[str, A
     try:
         LedgerSettings.from_table(raw.get("ledger", {}))
     except LedgerSettingsError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    try:
+        serve_keys.ServeSettings.from_values(values["serve"])
+    except ValueError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     return values, aur_error
 

@@ -33,6 +33,12 @@ class CallContext:
     client_name: str = ""
     client_version: str = ""
     client_tool_call_id: str = ""
+    # Who called (docs/decisions.md, "Team server"): the token's sub, "bearer" or "local", and how it was known.
+    principal: str = "local"
+    auth_method: str = "local"
+    client_id: str = ""
+    scopes: tuple[str, ...] = ()
+    peer: str = ""
 
 
 @dataclass(frozen=True)
@@ -146,11 +152,14 @@ def dispatch(
     *,
     recorder: Recorder | None = None,
     clock: Any = None,
+    denied: str = "",
 ) -> Outcome:
     """Run one operation call end to end and return its serialized outcome.
 
     Validation is strict on both surfaces: the CLI converts flag strings to their field types
     before calling, so the same arguments are accepted or refused alike over CLI and MCP.
+    `denied` (the front door's access decision, e.g. a missing OAuth scope) refuses a known
+    operation before its arguments are validated, recorded like any refused call.
     """
     recorder = recorder or NullRecorder()
     now = clock or (lambda: datetime.now(UTC))
@@ -165,6 +174,11 @@ def dispatch(
     )
     if op is None:
         outcome = error_outcome("unknown_operation", f"unknown operation {echo(name)}", sanitize_field(name))
+        recorder.refuse(record, outcome, _surface_exit(call, outcome))
+        return outcome
+
+    if denied:
+        outcome = error_outcome("refused", denied, name)
         recorder.refuse(record, outcome, _surface_exit(call, outcome))
         return outcome
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -11,17 +9,17 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
-from starlette.middleware.base import BaseHTTPMiddleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 
 from harness import __version__
-from harness.dispatch import CallContext, Outcome, Recorder, dispatch
+from harness.dispatch import CallContext, Outcome, Recorder, dispatch, error_outcome
 from harness.ledger.ids import session_conversation_id, uuid7
 from harness.schemas import input_schema, output_schema
+from harness.serve.caller import caller_of, limit_key
+from harness.serve.limits import CallerLimits
+from harness.serve.plan import OPEN_WORLD_THREADS, ServePlan
+from harness.serve.scopes import scope_refusal
 from harness.surface import Registry
 
 log = logging.getLogger("harness.mcp")
@@ -104,6 +102,7 @@ class CallContextFactory:
         else:
             conversation, source = str(uuid7()), "generated"
         client_call = meta.get(TOOL_CALL_META)
+        caller = caller_of(ctx.request)
         return CallContext(
             surface="mcp",
             transport=self.transport,
@@ -114,6 +113,11 @@ class CallContextFactory:
             client_name=name,
             client_version=version,
             client_tool_call_id=str(client_call) if isinstance(client_call, str | int) else "",
+            principal=caller.principal,
+            auth_method=caller.auth_method,
+            client_id=caller.client_id,
+            scopes=caller.scopes,
+            peer=caller.peer,
         )
 
 
@@ -123,10 +127,25 @@ def build_server(
     *,
     recorder: Recorder | None = None,
     transport: str = "stdio",
+    open_world_threads: int = OPEN_WORLD_THREADS,
+    limits: CallerLimits | None = None,
 ) -> Server[Any]:
-    """An MCP server exposing `registry`; every call goes through `dispatch` on a worker thread."""
+    """An MCP server exposing `registry`; every call goes through `dispatch` on a worker thread.
+
+    The open-world tools (github_actor, fp_agent_verify) run on their own bounded set of threads, so a
+    stalled upstream can hold at most `open_world_threads` of them and never the threads local reads use.
+    """
     tools = tool_list(registry)
     call_context = CallContextFactory(transport)
+    limiters: dict[str, anyio.CapacityLimiter] = {}
+
+    def limiter_for(op: Any) -> anyio.CapacityLimiter | None:
+        if op is None or not op.open_world:
+            return None  # anyio's default limiter
+        # Created on first use: a CapacityLimiter belongs to the running event loop.
+        if "open_world" not in limiters:
+            limiters["open_world"] = anyio.CapacityLimiter(open_world_threads)
+        return limiters["open_world"]
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -134,9 +153,29 @@ def build_server(
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         call = call_context(ctx)
         arguments = params.arguments or {}
-        outcome = await anyio.to_thread.run_sync(
-            lambda: dispatch(registry, params.name, arguments, call, context, recorder=recorder, clock=context.clock)
-        )
+        op = registry.get(params.name)
+        denied = ""
+        if call.auth_method == "oauth" and op is not None:
+            denied = scope_refusal(op.name, op.toolset, call.scopes)
+        # Unauthenticated loopback callers share the principal "local": they are told apart by address.
+        key = limit_key(call.principal, call.auth_method, call.peer)
+        if limits is not None:
+            refusal = limits.admit(key)
+            if refusal is not None:
+                # Not a ledger row: under a flood the ledger would grow with the flood (docs/decisions.md).
+                log.info("call to %s by %s refused: %s", params.name, key, refusal.message)
+                return call_result(error_outcome("refused", refusal.message, params.name))
+        try:
+            outcome = await anyio.to_thread.run_sync(
+                lambda: dispatch(
+                    registry, params.name, arguments, call, context, recorder=recorder, clock=context.clock,
+                    denied=denied,
+                ),
+                limiter=limiter_for(op),
+            )
+        finally:
+            if limits is not None:
+                limits.release(key)
         return call_result(outcome)
 
     schemas = {op.name: input_schema(op) for op in registry}
@@ -218,50 +257,12 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and localhost."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-class BearerTokenMiddleware(BaseHTTPMiddleware):
-    """Requires `Authorization: Bearer <token>` on every request (remote binds only)."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        super().__init__(app)
-        self._expected = f"Bearer {token}".encode()
-
-    async def dispatch(self, request: Request, call_next: Callable[[Request], Any]) -> Response:
-        given = request.headers.get("authorization", "").encode()
-        if not hmac.compare_digest(given, self._expected):
-            return JSONResponse({"error": "a valid bearer token is required"}, status_code=401)
-        return await call_next(request)
-
-
-def http_app(server: Server[Any], *, host: str, redactor: Any, remote_token: str = "") -> Any:
-    """The streamable HTTP ASGI app at /mcp; DNS-rebinding protection on loopback, a bearer token off it, and every
-    response body through the known-secret filter."""
-    if is_loopback(host):
-        app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
-    else:
-        app = server.streamable_http_app(
-            streamable_http_path="/mcp",
-            host=host,
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        app.add_middleware(BearerTokenMiddleware, token=remote_token)
-    return KnownSecretBodies(app, redactor)
-
-
-def serve_http(server: Server[Any], host: str, port: int, *, remote_token: str = "", redactor: Any) -> None:
-    """Serve streamable HTTP at http://host:port/mcp until interrupted; uvicorn logs through the root logger's
-    redacting handler (no log_config of its own)."""
+def serve_http(server: Server[Any], plan: ServePlan, *, redactor: Any, bearer_token: str = "") -> None:
+    """Serve streamable HTTP at plan.url until interrupted, every response body through the known-secret filter;
+    uvicorn logs through the root logger's redacting handler (no log_config of its own)."""
     import uvicorn
 
-    app = http_app(server, host=host, redactor=redactor, remote_token=remote_token)
-    uvicorn.run(app, host=host, port=port, log_level="warning", log_config=None)
+    from harness.serve.app import http_app
 
+    app = KnownSecretBodies(http_app(server, plan, bearer_token=bearer_token), redactor)
+    uvicorn.run(app, host=plan.host, port=plan.port, log_level="warning", log_config=None)

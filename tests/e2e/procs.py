@@ -38,14 +38,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 20.0) -> None:
-    """Block until something listens on 127.0.0.1:port, or fail with the server's stderr."""
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 20.0, host: str = "127.0.0.1") -> None:
+    """Block until something listens on host:port, or fail with the server's stderr."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited early: {proc.stderr.read() if proc.stderr else ''}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            with socket.create_connection((host, port), timeout=0.2):
                 return
         except OSError:
             time.sleep(0.05)

@@ -149,6 +149,7 @@ def test_list_calls_with_filters(ledger: Ledger) -> None:
         "exit_code",
         "result_bytes",
         "result_truncated",
+        "principal",
     }
     assert [c["seq"] for c in ledger.run("ledger", "list", "--conversation", "a").json()["calls"]] == [3, 2, 1]
     (failed,) = ledger.run("ledger", "list", "--tool", "test_fail").json()["calls"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from procs import clean_env, free_port, harness_argv, wait_for_port
 
@@ -83,6 +86,7 @@ def test_http_refuses_a_non_loopback_bind_without_allow_remote(tmp_path: Path) -
 
 def test_remote_bind_requires_the_bearer_token(tmp_path: Path) -> None:
     port = free_port()
+    (tmp_path / "harness.toml").write_text(f'[serve]\nallowed_hosts = ["127.0.0.1:{port}"]\n')
     argv = harness_argv(
         "--workspace", str(tmp_path), "serve", "--http", f"0.0.0.0:{port}", "--allow-remote", test_registry=True
     )
@@ -100,6 +104,14 @@ def test_remote_bind_requires_the_bearer_token(tmp_path: Path) -> None:
         assert wrong.status_code == 401
         ok = httpx2.post(url, json=body, headers={**headers, "authorization": f"Bearer {token}"})
         assert ok.status_code != 401
+        # RFC 6750: the scheme is case-insensitive; the token and the single separator are not.
+        for scheme in ("bearer", "BEARER", "bEaReR"):
+            any_case = httpx2.post(url, json=body, headers={**headers, "authorization": f"{scheme} {token}"})
+            assert any_case.status_code != 401, scheme
+        for refused in (f"Basic {token}", f"Bearer{token}", f"Bearer  {token}", f"Bearer {token.upper()}",
+                        f"Bearer {token}x", token, f"Bearer: {token}"):
+            response = httpx2.post(url, json=body, headers={**headers, "authorization": refused})
+            assert response.status_code == 401, refused
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
@@ -133,10 +145,78 @@ def test_every_log_line_and_response_of_the_http_server_is_redacted(tmp_path: Pa
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
-    assert [r.status_code for r in statuses[:2]] == [421, 403]
+    assert [r.status_code for r in statuses[:2]] == [403, 403]
     assert echo.status_code == 400 and "[REDACTED:known_secret]" in echo.text
     assert int(echo.headers["content-length"]) == len(echo.content)
     bodies = "".join(r.text for r in [*statuses, echo])
     for secret in (GHP, CONFIGURED):
         assert secret not in err and secret not in bodies
-    assert "Invalid Host header: x-[REDACTED:" in err and "Invalid Origin header: http://[REDACTED:" in err
+    assert "Host 'x-[REDACTED:" in err and "Origin 'http://[REDACTED:" in err
+
+def _disconnect_mid_request(port: int, session_id: str = "") -> None:
+    """Send a POST whose declared body is longer than what is sent, then close the connection."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"'
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body) + 40}\r\n"
+    )
+    if session_id:
+        head += f"mcp-session-id: {session_id}\r\n"
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(head.encode() + b"\r\n" + body)
+
+
+async def test_client_disconnects_leave_no_traceback_on_stderr(tmp_path: Path) -> None:
+    port = free_port()
+    argv = harness_argv("--workspace", str(tmp_path), "serve", "--http", f"127.0.0.1:{port}", test_registry=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        wait_for_port(port, proc)
+        url = f"http://127.0.0.1:{port}/mcp"
+        initialize = {
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}
+            },
+        }
+        headers = {"accept": "application/json, text/event-stream"}
+        session_id = httpx2.post(url, json=initialize, headers=headers).headers["mcp-session-id"]
+        for _ in range(20):
+            _disconnect_mid_request(port)
+            _disconnect_mid_request(port, session_id)
+        time.sleep(0.5)
+        async with Client(url, mode="legacy") as client:
+            result = await client.call_tool("test_echo", {"required_name": "n"})
+        assert not result.is_error
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert "Traceback" not in err
+    assert "ClientDisconnect" not in err
+    assert "Error handling POST request" not in err
+
+
+async def test_http_callers_are_recorded_as_local_or_bearer(tmp_path: Path) -> None:
+    port = free_port()
+    (tmp_path / "harness.toml").write_text(f'[serve]\nallowed_hosts = ["127.0.0.1:{port}"]\n')
+    token = "serve-token-for-caller-tests-0123456789"
+    argv = harness_argv("--workspace", str(tmp_path), "serve", "--http", f"127.0.0.1:{port}", "--allow-remote",
+                        test_registry=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=clean_env(HARNESS_SERVE_TOKEN=token))
+    try:
+        wait_for_port(port, proc)
+        http = httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"})
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            await client.call_tool("test_echo", {"required_name": "b"}, meta={"harness/conversation_id": "by-bearer"})
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    show = harness_argv("--workspace", str(tmp_path), "ledger", "show", "by-bearer", test_registry=True)
+    rows = json.loads(subprocess.run(show, capture_output=True, text=True, env=clean_env()).stdout)["rows"]
+    callers = {(r["meta"]["caller"]["principal"], r["meta"]["caller"]["auth_method"]) for r in rows}
+    assert callers == {("bearer", "bearer")}
+    listed = harness_argv("--workspace", str(tmp_path), "ledger", "list", "--principal", "bearer", test_registry=True)
+    calls = json.loads(subprocess.run(listed, capture_output=True, text=True, env=clean_env()).stdout)["calls"]
+    assert [c["tool_name"] for c in calls] == ["test_echo"]

@@ -77,6 +77,7 @@ class TestList:
             "exit_code": 0,
             "result_bytes": 2,
             "result_truncated": False,
+            "principal": "",
         }
         in_flight = doc["calls"][1]
         assert in_flight["status"] == "in_flight" and in_flight["ended_at"] is None
@@ -101,6 +102,20 @@ class TestList:
         assert _ids(doc) == expected
         assert doc["truncated"] is (options == {"limit": 2})
         assert doc["notes"] == ("" if expected else "no calls matched")
+
+    def test_principal_filter_reads_the_start_rows_caller(self, store: Store, clock: FakeClock) -> None:
+        for n, principal in enumerate(["alice", "bob", "alice"], start=1):
+            meta = {"caller": {"principal": principal, "auth_method": "oauth"}}
+            event = LedgerEvent("conv-p", str(n), f"call-{n}", "test_echo", "start", ts=T0, arguments="{}", meta=meta)
+            store.insert(event)
+        store.insert(LedgerEvent("conv-old", "9", "call-9", "test_echo", "start", ts=T0, arguments="{}"))
+        alice = commands.list_calls(store, clock=clock, principal="alice")["calls"]
+        assert sorted((c["request_id"], c["principal"]) for c in alice) == [("1", "alice"), ("3", "alice")]
+        everyone = commands.list_calls(store, clock=clock)["calls"]
+        assert {c["request_id"]: c["principal"] for c in everyone}["9"] == ""
+        assert commands.list_calls(store, clock=clock, principal="mallory")["calls"] == []
+        with pytest.raises(InvalidInput, match="principal"):
+            commands.list_calls(store, clock=clock, principal="")
 
     def test_in_flight_before_a_duration(self, filled: Store) -> None:
         late = FakeClock(T0 + datetime.timedelta(minutes=20))

@@ -19,6 +19,7 @@ from typing import Any
 from harness.errors import InvalidInput, NotFound
 from harness.ledger import ids, migrations, sqlite
 from harness.ledger.model import LedgerRedactor, format_ts
+from harness.ledger.recorder import PRINCIPAL_CAP
 from harness.ledger.postgres import DEFAULT_APP_ROLE, DEFAULT_OWNER_ROLE, migrate_postgres
 from harness.ledger.records import Call, CallFilter, Clock, ConversationSummary
 from harness.ledger.settings import LedgerSettings, is_postgres_target
@@ -92,6 +93,7 @@ def _call_json(call: Call) -> dict[str, Any]:
         "exit_code": call.exit_code,
         "result_bytes": call.result_bytes,
         "result_truncated": call.result_truncated,
+        "principal": call.principal,
     }
 
 
@@ -117,6 +119,7 @@ def list_calls(
     in_flight_before: str | None = None,
     conversations: bool = False,
     limit: int = LIST_DEFAULT_LIMIT,
+    principal: str | None = None,
 ) -> dict[str, Any]:
     """`ledger list`: calls (start joined with end), newest first; or with `conversations`, the conversations."""
     _check_limit("limit", limit, LIST_MAX_LIMIT)
@@ -127,7 +130,10 @@ def list_calls(
         raise InvalidInput(f"status: expected one of ok, error, in_flight, got {echo(status)}")
     if in_flight_before is not None and status not in (None, "in_flight"):
         raise InvalidInput("in_flight_before: lists in-flight calls only, so --status must be in_flight or absent")
+    if principal is not None and not 0 < len(principal) <= PRINCIPAL_CAP:
+        raise InvalidInput(f"principal: expected 1 to {PRINCIPAL_CAP} characters, got {len(principal)}")
     where = CallFilter(
+        principal=principal,
         conversation_id=conversation,
         tool_name=tool,
         status=status,

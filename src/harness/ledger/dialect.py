@@ -44,6 +44,8 @@ class Dialect:
     prefix: str
     param: str
     meta_cast: str
+    # The SQL of the start row's meta.caller.principal (`s` is the start row's alias).
+    principal_sql: str
     # With the writer lock held, the probes are authoritative, so a key conflict means a writer bypassed the lock.
     # SQLite (one writer at a time) skips such rows and compares the row count; PostgreSQL lets the unique
     # constraint raise inside the transaction, which lets the insert and the COMMIT share one round trip.

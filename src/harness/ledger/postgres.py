@@ -150,6 +150,7 @@ DIALECT = Dialect(
     prefix="ledger.",
     param="%s",
     meta_cast="::jsonb",
+    principal_sql="s.meta -> 'caller' ->> 'principal'",
     skip_conflicts=False,
     id_to_db=_identity,
     ts_to_db=_identity,

@@ -35,6 +35,9 @@ log = logging.getLogger("harness.ledger")
 
 INVALID_NAME = "_invalid_name"
 CLIENT_FIELD_CAP = 64
+# An OAuth sub or client_id is an opaque string; more than this is not an identifier worth keeping whole.
+PRINCIPAL_CAP = 256
+SCOPES_CAP = 32
 REQUESTED_NAME_CAP = 256
 MESSAGE_CAP = 1024
 END_RETRY_DELAY_S = 0.05
@@ -102,6 +105,17 @@ class CallIdentity:
     meta: dict[str, Any]
 
 
+def caller_meta(call: Any, redactor: Redactor) -> dict[str, Any]:
+    """The caller object of every row's meta: principal, auth method, OAuth client id and scopes, peer."""
+    return {
+        "principal": redactor.redact_for_ledger(call.principal, PRINCIPAL_CAP),
+        "auth_method": call.auth_method,
+        "client_id": redactor.redact_for_ledger(call.client_id, PRINCIPAL_CAP),
+        "scopes": [redactor.redact_for_ledger(s, PRINCIPAL_CAP) for s in call.scopes[:SCOPES_CAP]],
+        "peer": call.peer,
+    }
+
+
 def identify(record: RecordView, redactor: Redactor) -> CallIdentity:
     """Normalize the ids and the tool name of a call and build its start-row meta (pure)."""
     call = record.call
@@ -122,6 +136,7 @@ def identify(record: RecordView, redactor: Redactor) -> CallIdentity:
         }
     if call.client_tool_call_id:
         meta["client_tool_call_id"] = ids.normalize_id(call.client_tool_call_id, redactor.redact)
+    meta["caller"] = caller_meta(call, redactor)
     tool_name = record.operation
     if not record.known and not (
         _REQUESTED_NAME.fullmatch(tool_name) is not None and redactor.redact(tool_name) == tool_name
@@ -281,7 +296,7 @@ class LedgerRecorder:
             result_bytes=size,
             result_sidecar_path=sidecar_path,
             exit_code=exit_code,
-            meta=meta,
+            meta={"caller": ident.meta["caller"], **meta},
         )
 
     def _sidecar(self, conversation_id: str, row_id: uuid.UUID, response: str) -> tuple[str | None, dict[str, Any]]:

@@ -86,6 +86,8 @@ class Call:
     exit_code: int | None
     result_bytes: int | None
     result_truncated: bool | None
+    # The start row's meta.caller.principal; empty for rows written before callers were recorded.
+    principal: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,3 +100,4 @@ class CallFilter:
     since: datetime.datetime | None = None
     until: datetime.datetime | None = None
     in_flight_before: datetime.datetime | None = None
+    principal: str | None = None

@@ -83,6 +83,7 @@ DIALECT = Dialect(
     prefix="",
     param="?",
     meta_cast="",
+    principal_sql="json_extract(s.meta, '$.caller.principal')",
     skip_conflicts=True,
     id_to_db=str,
     ts_to_db=format_ts,

@@ -15,7 +15,7 @@ from harness.ledger.records import Call, CallFilter, ConversationInfo, Conversat
 
 _CALL_SELECT = (
     "SELECT s.conversation_id, s.request_id, s.tool_call_id, s.tool_name, s.seq, s.started_at,"
-    " e.ended_at, e.duration_ms, e.status, e.error, e.exit_code, e.result_bytes, e.result_truncated"
+    " e.ended_at, e.duration_ms, e.status, e.error, e.exit_code, e.result_bytes, e.result_truncated, {principal}"
     " FROM {ti} s LEFT JOIN {ti} e ON e.conversation_id = s.conversation_id AND e.request_id = s.request_id"
     " AND e.tool_call_id = s.tool_call_id AND e.event = 'end'"
     " WHERE s.event = 'start'"
@@ -147,11 +147,12 @@ class SqlSnapshot:
 
     def calls(self, where: CallFilter, limit: int) -> list[Call]:
         """Starts joined with their ends, newest first; at most `limit`."""
-        sql, params = _CALL_SELECT, []
+        sql, params = _CALL_SELECT.replace("{principal}", self._d.principal_sql), []
         ts = self._d.ts_to_db
         for clause, value in (
             (" AND s.conversation_id = ?", where.conversation_id),
             (" AND s.tool_name = ?", where.tool_name),
+            (f" AND {self._d.principal_sql} = ?", where.principal),
             (" AND s.started_at >= ?", where.since and ts(_aware("since", where.since))),
             (" AND s.started_at < ?", where.until and ts(_aware("until", where.until))),
             (" AND s.ts < ?", where.in_flight_before and ts(_aware("in_flight_before", where.in_flight_before))),
@@ -166,9 +167,8 @@ class SqlSnapshot:
         sql += " ORDER BY s.started_at DESC, s.conversation_id, s.seq DESC LIMIT ?"
         out = []
         from_ts = self._d.ts_from_db
-        for cid, rid, tcid, tool, seq, started, ended, duration, st, error, exit_code, rbytes, trunc in self._fetch(
-            self._d.sql(sql), [*params, limit]
-        ):
+        rows = self._fetch(self._d.sql(sql), [*params, limit])
+        for cid, rid, tcid, tool, seq, started, ended, duration, st, error, exit_code, rbytes, trunc, who in rows:
             out.append(
                 Call(
                     cid,
@@ -184,6 +184,7 @@ class SqlSnapshot:
                     exit_code,
                     rbytes,
                     None if trunc is None else bool(trunc),
+                    who or "",
                 )
             )
         return out

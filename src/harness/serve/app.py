@@ -1,0 +1,49 @@
+"""The streamable HTTP ASGI app of `harness serve --http`: the MCP transport behind the edge's checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+
+from harness.serve.bearer import StaticBearerMiddleware
+from harness.serve.disconnect import CompleteBodyMiddleware
+from harness.serve.guard import HostOriginGuard
+from harness.serve.limits import CallerLimits
+from harness.serve.oauth import JwtVerifier, auth_settings
+from harness.serve.origins import HostPolicy
+from harness.serve.plan import MCP_PATH, ServePlan
+from harness.serve.sessions import SessionOpenLimiter
+
+# An opening request is admitted and released at once: only the rate applies to session opens.
+SESSION_OPENS_IN_FLIGHT = 1_000_000
+
+
+def http_app(server: Server[Any], plan: ServePlan, *, bearer_token: str = "") -> Starlette:
+    """Host/Origin guard outermost (every path, before authentication), then authentication, then the body
+    buffer, then the SDK transport (whose own Host check is off: the guard covers every bind)."""
+    oauth: dict[str, Any] = {}
+    if plan.auth == "oauth":
+        oauth = {"auth": auth_settings(plan.settings), "token_verifier": JwtVerifier(plan.settings)}
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        host=plan.host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        session_idle_timeout=plan.settings.session_idle_timeout_s,
+        max_sessions=plan.settings.max_sessions,
+        **oauth,
+    )
+    # Innermost of the middleware, after the SDK's authentication, so the session limit knows the caller.
+    settings = plan.settings
+    sessions = CallerLimits(settings.sessions_per_minute, settings.session_burst, SESSION_OPENS_IN_FLIGHT)
+    app.user_middleware.append(Middleware(SessionOpenLimiter, limits=sessions, oauth=plan.auth == "oauth"))
+    app.add_middleware(CompleteBodyMiddleware)
+    if plan.auth == "bearer":
+        app.add_middleware(StaticBearerMiddleware, token=bearer_token)
+    policy = HostPolicy(not plan.remote, settings.allowed_hosts, settings.allowed_origins)
+    app.add_middleware(HostOriginGuard, policy=policy)
+    return app
+
