@@ -121,6 +121,14 @@ def test_a_workspace_rule_may_use_the_package_fragments() -> None:
         ({"detector": 'kind = "key_value"\nliterals = ["acme"]\nvalue = { run = "[a-z]{8}" }\ncheck = "luhn"'},
          "unknown check 'luhn'"),
         ({"negative_examples": '["acme_ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"]'}, "negative example 1 is found by the rule"),
+        ({"detector": 'kind = "key_value"\nliterals = ["acme"]\nkey = "(?:=[a-z]{1,8}){1,4}"\nvalue = { run = "[a-z]{8}" }'},
+         "field 'key' has a repeat inside a repeat"),
+        ({"detector": 'kind = "key_value"\nliterals = ["acme"]\nkey = "\\\\s*="\nvalue = { run = "[a-z]{8}" }'},
+         "field 'key' has an unbounded repeat"),
+        ({"detector": 'kind = "key_value"\nliterals = ["acme"]\nkey = "[a-z]{0,500}="\nvalue = { run = "[a-z]{8}" }'},
+         "field 'key' has a greedy repeat over 100"),
+        ({"detector": 'kind = "key_value"\nliterals = ["acme"]\nkey = "[a-z]{0,5}?="\nvalue = { run = "[a-z]{8}" }'},
+         "field 'key' has a lazy repeat"),
     ],
 )
 def test_a_bad_workspace_rule_is_refused_naming_the_field(override: dict[str, str], message: str) -> None:

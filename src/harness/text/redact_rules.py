@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random
 import re
+import re._constants as sre_constants
+import re._parser as sre_parser
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -165,7 +167,55 @@ def _regex(fields: _Fields, name: str, fragments: Mapping[str, str], required: b
         re.compile(pattern)
     except re.error as exc:
         raise RuleFileError(f"{fields.where}: field '{name}' is not a valid pattern: {exc}") from None
+    problem = linear_problem(pattern)
+    if problem:
+        raise RuleFileError(f"{fields.where}: field '{name}' has {problem}")
     return pattern
+
+
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
+# A bounded greedy repeat may backtrack, so its bound is kept small (rule 1's header, rule 28's suffix).
+MAX_GREEDY_BOUND = 100
+MAX_REPEAT_BOUND = 65536
+
+
+def linear_problem(pattern: bytes) -> str | None:
+    """Why a key, header or check pattern could take more than linear time under `re`, or None.
+
+    The structure the catalogue keeps (docs/redaction.md): no repeat inside a repeat, no unbounded or lazy
+    repeat, possessive ranged runs, and a greedy ranged repeat only up to 100.
+    """
+
+    def walk(tree: Any, inside: bool) -> str | None:
+        for op, arg in tree:
+            if op in _REPEATS:
+                low, high, body = arg
+                if inside:
+                    return "a repeat inside a repeat"
+                if high == sre_constants.MAXREPEAT or high > MAX_REPEAT_BOUND:
+                    return "an unbounded repeat (use {m,n}+)"
+                if op == sre_constants.MIN_REPEAT:
+                    return "a lazy repeat"
+                if op == sre_constants.MAX_REPEAT and low != high and high > MAX_GREEDY_BOUND:
+                    return f"a greedy repeat over {MAX_GREEDY_BOUND} (make it possessive: {{m,n}}+)"
+                found = walk(body, True)
+            elif op == sre_constants.SUBPATTERN:
+                found = walk(arg[3], inside)
+            elif op == sre_constants.BRANCH:
+                found = next((problem for branch in arg[1] if (problem := walk(branch, inside))), None)
+            elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+                found = walk(arg[1], inside)
+            elif op == sre_constants.ATOMIC_GROUP:
+                found = walk(arg, inside)
+            elif op == sre_constants.GROUPREF:
+                found = "a back reference"
+            else:
+                found = None
+            if found:
+                return found
+        return None
+
+    return walk(sre_parser.parse(pattern), False)
 
 
 def _left(fields: _Fields) -> Left:
@@ -189,6 +239,9 @@ def _value(table: Any, where: str) -> Value:
     if "body" in fields.table:
         source = _bytes(fields.text("body", required=True))  # type: ignore[arg-type]
         fields.done()
+        problem = linear_problem(source)
+        if problem:
+            raise RuleFileError(f"{where}, value: field 'body' has {problem}")
         return Body(source)
     items = _seq(fields, "run")
     partial_from = fields.get("partial_from", int, 0)
