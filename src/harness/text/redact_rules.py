@@ -254,6 +254,8 @@ def _literals(fields: _Fields) -> list[bytes]:
     literals = [_bytes(literal) for literal in fields.strings("literals", required=True)]
     if not literals:
         raise RuleFileError(f"{fields.where}: field 'literals' is empty")
+    if any(len(literal) < 2 for literal in literals):
+        raise RuleFileError(f"{fields.where}: field 'literals' needs at least two bytes per literal")
     return literals
 
 
