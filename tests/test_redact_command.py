@@ -97,3 +97,13 @@ def test_a_missing_file_is_invalid_input(tmp_path: Path) -> None:
     result = run_cli(["--workspace", str(tmp_path), "redact", str(tmp_path / "absent.txt")])
     assert result.exit_code == 2
     assert result.json()["error"]["code"] == "invalid_input" and "FILE:" in result.json()["error"]["message"]
+
+
+def test_a_workspace_rule_keeps_its_secret_out_of_every_workspace_file(tmp_path: Path) -> None:
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "redaction.toml").write_text(WORKSPACE_RULE, encoding="utf-8")
+    assert run_cli(["--workspace", str(tmp_path), "init", "--empty"]).exit_code == 0
+    assert run_cli(["--workspace", str(tmp_path), "search_events", "--actor", ACME]).exit_code == 0
+    files = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert not [path for path in files if ACME.encode() in path.read_bytes()]
+    assert b"[REDACTED:acme_key]" in (tmp_path / "ledger.sqlite3").read_bytes()
