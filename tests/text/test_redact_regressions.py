@@ -21,8 +21,8 @@ JWT = BY_NUMBER[23].secret(11)
 FINGERPRINTS = {
     # The 60 rules of the first catalogue (as Python tuples, then unchanged as redaction_rules.toml).
     1: "b4d481530b85d1594e55e04c95093d80470c250410e4603ef0062a2ddd98ee57",
-    # Rules 61-72 (password hashes, command-line passwords, Okta, New Relic, ...) and rule 12's new gates.
-    2: "e308d23180f45332b9ce36a53bcbebbd72d48efb6378149e47873db956c2d023",
+    # Rules 61-72 (password hashes, command-line passwords, Okta, New Relic, ...), rule 12's new gates, SSWS in rule 6.
+    2: "b4c18d0da1bc0fdb811be0c2a9dbe791d01ffa64961732b0dfc32b7d7f82300e",
 }
 
 
@@ -164,3 +164,22 @@ def test_json_echoed_inside_an_error_document_is_still_redacted(positive: str, r
         redacted = REDACTOR.redact(text)
         assert value not in redacted
         assert f"[REDACTED:{rule_id}]" in redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Authorization: SSWS 00Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3",
+         "Authorization: SSWS [REDACTED:auth_header]"),
+        ("sshpass -p 'S3cr3t-Pass' ssh deploy@10.0.0.5", "sshpass -p '[REDACTED:cli_password_option]' ssh deploy@10.0.0.5"),
+        ("PsExec.exe \\\\host -u Administrator -p dev_admin cmd",
+         "PsExec.exe \\\\host -u Administrator -p [REDACTED:cli_password_option] cmd"),
+        ("Connect-VIServer -Server vc01 -User root -Password VMware1!",
+         "Connect-VIServer -Server vc01 -User root -Password [REDACTED:cli_password_option]"),
+        ("Driver={SQL Server};Uid=sa;Pwd=abc123!;", "Driver={SQL Server};Uid=sa;Pwd=[REDACTED:dsn_password];"),
+        ('new NetworkCredential("svc", "pw-123456")', 'new NetworkCredential("svc", "[REDACTED:code_password]")'),
+        ("bob:$6$saltsalt$" + "a" * 86 + ":19500:0", "bob:[REDACTED:password_hash]:19500:0"),
+    ],
+)
+def test_issue_8_families_keep_their_context_and_lose_the_secret(text: str, expected: str) -> None:
+    assert REDACTOR.redact(text) == expected
