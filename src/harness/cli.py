@@ -20,7 +20,7 @@ from harness.logs import setup_logging
 from harness.surface import OPERATIONS, Registry
 from harness.text import canonjson
 
-OPERATOR_COMMANDS = ("init", "serve", "ingest", "baseline", "ledger", "schema")
+OPERATOR_COMMANDS = ("init", "serve", "ingest", "baseline", "ledger", "redact", "schema")
 
 
 @dataclass
