@@ -413,4 +413,13 @@ def package_fragments() -> dict[str, str]:
     return dict(tomllib.loads(_package_text()).get("fragments", {}))
 
 
-CATALOGUE: tuple[Rule, ...] = parse_rules(_package_text(), PACKAGE_FILE)
+def _package_rules() -> tuple[Rule, ...]:
+    rules = parse_rules(_package_text(), PACKAGE_FILE)
+    for rule in rules:
+        if rule.number >= WORKSPACE_FIRST_NUMBER:
+            raise RuleFileError(f"{PACKAGE_FILE}: rule {rule.rule_id}: numbers from {WORKSPACE_FIRST_NUMBER} on "
+                                "belong to workspace rules")
+    return rules
+
+
+CATALOGUE: tuple[Rule, ...] = _package_rules()
