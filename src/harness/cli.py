@@ -22,7 +22,7 @@ from harness.outputs import filtered_std_streams
 from harness.surface import OPERATIONS, Registry
 from harness.text import canonjson
 
-OPERATOR_COMMANDS = ("init", "serve", "ingest", "baseline", "ledger", "schema")
+OPERATOR_COMMANDS = ("init", "serve", "ingest", "baseline", "ledger", "redact", "schema")
 
 
 @dataclass
@@ -518,6 +518,67 @@ def baseline_build_command(app: App) -> None:
     from harness.store import build_baseline
 
     _recorded_operator(app, "cli.baseline_build", {}, lambda: build_baseline(store(app.context())))
+
+
+def _read_inputs(files: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(source, text) of each FILE ('-' or none: stdin); bytes that are not UTF-8 become U+FFFD."""
+    out = []
+    for name in files or ("-",):
+        if name == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            try:
+                data = Path(name).read_bytes()
+            except OSError as exc:
+                from harness.text.sanitize import echo
+
+                raise InvalidInput(f"FILE: {echo(name)} cannot be read: {exc.strerror}") from None
+        out.append((name, data.decode("utf-8", "replace")))
+    return out
+
+
+def explain_document(redactor: Any, inputs: list[tuple[str, str]], cap_bytes: int) -> dict[str, Any]:
+    """Which rules would redact what, by rule id and byte span (line and column too), never the secret."""
+    from harness.text.redact import RULESET_VERSION
+    from harness.text.redact_text import sanitize
+
+    documents = []
+    for source, text in inputs:
+        # Spans are offsets into the UTF-8 text the redactor sees (NUL already spelled `[NUL]`).
+        body = sanitize(text).encode("utf-8")
+        processed = redactor.process(text, cap_bytes)
+        spans = []
+        for item in redactor.explain(text):
+            line_start = body.rfind(b"\n", 0, item.start) + 1
+            spans.append({"rule_id": item.rule_id, "start": item.start, "end": item.end,
+                          "line": body.count(b"\n", 0, item.start) + 1, "column": item.start - line_start + 1})
+        documents.append({"source": source, "bytes": processed.original_bytes, "capped": processed.capped,
+                          "stored_bytes": len(processed.text.encode("utf-8")), "rules_hit": list(processed.rules_hit),
+                          "spans": spans})
+    return {"ruleset_version": RULESET_VERSION, "ruleset_fingerprint": redactor.fingerprint,
+            "cap_bytes": cap_bytes, "inputs": documents}
+
+
+@main_group.command("redact")
+@click.argument("files", nargs=-1)
+@click.option("--explain", is_flag=True, default=False,
+              help="Print one JSON document of rule ids and byte spans instead of the redacted text.")
+@click.option("--cap", "cap_bytes", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Cap each input to this many UTF-8 bytes first, as a ledger column does (0: no cap).")
+@click.pass_obj
+def redact_command(app: App, files: tuple[str, ...], explain: bool, cap_bytes: int) -> None:
+    """Print FILEs (or stdin) as the ledger would store them: the same rules, workspace rules and known secrets."""
+    try:
+        redactor = app.context().redactor
+        inputs = _read_inputs(files)
+    except HarnessError as exc:
+        _fail("redact", exc, app.pretty)
+    if explain:
+        document = explain_document(redactor, inputs, cap_bytes)
+        app.emit(Outcome(text=canonjson.dumps(document), document=document))
+    for _, text in inputs:
+        sys.stdout.write(redactor.redact_for_ledger(text, cap_bytes))
+    sys.stdout.flush()
 
 
 class LedgerCommand(click.Command):

@@ -14,8 +14,10 @@ from urllib.parse import urlsplit
 from harness.errors import InvalidInput
 from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, LedgerSettingsError, is_conninfo
 from harness.serve import settings as serve_keys
+from harness.text.redact import Rule, RuleFileError, load_workspace_rules
 
 CONFIG_NAME = "harness.toml"
+REDACTION_RULES_NAME = "rules/redaction.toml"
 DEFAULT_GITHUB_API = "https://api.github.com"
 DEFAULT_AUR_BASE = "https://aur.archlinux.org"
 
@@ -203,6 +205,7 @@ class Settings:
     serve_token: str
     conversation_env: str
     environ: Mapping[str, str] = field(repr=False)
+    redaction_rules: tuple[Rule, ...] = ()
 
     @property
     def serve(self) -> serve_keys.ServeSettings:
@@ -260,6 +263,23 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def read_redaction_rules(workspace: Path) -> tuple[Rule, ...]:
+    """The workspace's own redaction rules (`rules/redaction.toml`, optional), each checked against its examples."""
+    path = workspace / REDACTION_RULES_NAME
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return ()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    try:
+        return load_workspace_rules(data.decode("utf-8"), str(path))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: is not UTF-8") from None
+    except RuleFileError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def validate(raw: Mapping[str, Any], source: str) -> tuple[dict[str, dict[str, Any]], str]:
@@ -359,6 +379,7 @@ def load_settings(overrides: Overrides, environ: Mapping[str, str] | None = None
         serve_token=env.get("HARNESS_SERVE_TOKEN", ""),
         conversation_env=env.get("HARNESS_CONVERSATION_ID", ""),
         environ=env,
+        redaction_rules=read_redaction_rules(workspace),
     )
 
 

@@ -80,4 +80,5 @@ class Context:
 
 def build_context(settings: Settings, *, clock: Callable[[], datetime] = utc_now) -> Context:
     """The context for one CLI invocation or one server process."""
-    return Context(settings=settings, redactor=build_redactor(known_secrets(settings)), clock=clock)
+    return Context(settings=settings, redactor=build_redactor(known_secrets(settings), settings.redaction_rules),
+                   clock=clock)

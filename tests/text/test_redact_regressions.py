@@ -19,9 +19,11 @@ JWT = BY_NUMBER[23].secret(11)
 # Pinned per version: changing a rule, a terminator, a stop-list or the placeholder changes the
 # fingerprint, and this table then needs a new entry under a bumped RULESET_VERSION.
 FINGERPRINTS = {
+    # The 60 rules of the first catalogue (as Python tuples, then unchanged as redaction_rules.toml).
     1: "b4d481530b85d1594e55e04c95093d80470c250410e4603ef0062a2ddd98ee57",
-    # 2: known values from 4 bytes (whole tokens under 8), non-secret values refused, cut tails removed.
-    2: "8bb96ed3d968e3124cacc6218e90f70f7a2a17d568ffd95722a4ba6c8f3238cc",
+    # Rules 61-103 (password hashes, command-line passwords, Okta, New Relic, ...), rule 12's new gates, SSWS in
+    # rule 6; known values from 4 bytes (whole tokens under 8), non-secret values refused, cut tails removed.
+    2: "7bc5bc1748a30c1feccd1d736aadc73d7cf06e82a1ddd6f5ce1c57b30f25928a",
 }
 
 
@@ -30,7 +32,7 @@ def test_fingerprint_is_recomputed_and_pinned_to_the_version() -> None:
     assert recomputed == RULESET_FINGERPRINT
     assert FINGERPRINTS[RULESET_VERSION] == RULESET_FINGERPRINT
     description = describe_ruleset()
-    assert [rule["number"] for rule in description["rules"]] == list(range(1, 61))
+    assert [rule["number"] for rule in description["rules"]] == list(range(1, len(description["rules"]) + 1))
     assert description["placeholder"] == "[REDACTED:{rule_id}]"
 
 
@@ -163,3 +165,34 @@ def test_json_echoed_inside_an_error_document_is_still_redacted(positive: str, r
         redacted = REDACTOR.redact(text)
         assert value not in redacted
         assert f"[REDACTED:{rule_id}]" in redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Authorization: SSWS 00Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3",
+         "Authorization: SSWS [REDACTED:auth_header]"),
+        ("sshpass -p 'S3cr3t-Pass' ssh deploy@10.0.0.5", "sshpass -p '[REDACTED:cli_password_option]' ssh deploy@10.0.0.5"),
+        ("PsExec.exe \\\\host -u Administrator -p dev_admin cmd",
+         "PsExec.exe \\\\host -u Administrator -p [REDACTED:cli_password_option] cmd"),
+        ("Connect-VIServer -Server vc01 -User root -Password VMware1!",
+         "Connect-VIServer -Server vc01 -User root -Password [REDACTED:cli_password_option]"),
+        ("Driver={SQL Server};Uid=sa;Pwd=abc123!;", "Driver={SQL Server};Uid=sa;Pwd=[REDACTED:dsn_password];"),
+        ('new NetworkCredential("svc", "pw-123456")', 'new NetworkCredential("svc", "[REDACTED:code_password]")'),
+        ("bob:$6$saltsalt$" + "a" * 86 + ":19500:0", "bob:[REDACTED:password_hash]:19500:0"),
+    ],
+)
+def test_issue_8_families_keep_their_context_and_lose_the_secret(text: str, expected: str) -> None:
+    assert REDACTOR.redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A" * 120 + "==",  # base64 of zero bytes, as binary dumps print it
+        "sha256:" + "ab" * 32,
+        "release v1.0-rc1 of REST-API-GATEWAY",
+    ],
+)
+def test_identifier_shapes_near_the_new_prefixes_pass_unchanged(text: str) -> None:
+    assert REDACTOR.redact(text) == text

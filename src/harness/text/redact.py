@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from harness.text import canonjson
 from harness.text.casefold import normalize_key
 from harness.text.redact_detectors import KEY_STOP_SUFFIXES, QVAL_SOURCES, STOP_WORDS, VAL_CLASS
-from harness.text.redact_engine import ENGINE
+from harness.text.redact_engine import ENGINE, ShapeEngine, example_problems
 from harness.text.redact_known import (
     BOUNDED_BELOW_BYTES,
     CUT_PREFIX_MIN_BYTES,
@@ -28,7 +28,15 @@ from harness.text.redact_known import (
     KnownMatcher,
     KnownSecrets,
 )
-from harness.text.redact_spans import CLASS_NAMES, merge, rebuild, usable
+from harness.text.redact_rules import (
+    CATALOGUE,
+    WORKSPACE_FIRST_NUMBER,
+    Rule,
+    RuleFileError,
+    package_fragments,
+    parse_rules,
+)
+from harness.text.redact_spans import CLASS_NAMES, Merged, merge, rebuild, usable
 from harness.text.redact_text import (
     CAP_MARKER,
     PLACEHOLDER_FORMAT,
@@ -44,11 +52,15 @@ __all__ = [
     "RULESET_FINGERPRINT",
     "RULESET_VERSION",
     "KnownSecrets",
+    "Explained",
     "Processed",
     "Redactor",
+    "Rule",
+    "RuleFileError",
     "build_redactor",
     "describe_ruleset",
     "is_credential_key",
+    "load_workspace_rules",
 ]
 
 RULESET_VERSION = 2
@@ -74,7 +86,7 @@ def is_credential_key(key: str) -> bool:
     return normalize_key(key).replace("_", "") in _CREDENTIAL_KEYS_JOINED
 
 
-def describe_ruleset() -> dict[str, Any]:
+def describe_ruleset(engine: ShapeEngine = ENGINE) -> dict[str, Any]:
     """The canonical description of every rule, the terminators and the placeholder format."""
     return {
         "placeholder": PLACEHOLDER_FORMAT,
@@ -105,11 +117,41 @@ def describe_ruleset() -> dict[str, Any]:
                              "digits after token", "/ or ~ after pwd"],
             "key_suffixes": [suffix.decode() for suffix in KEY_STOP_SUFFIXES],
         },
-        "rules": ENGINE.describe(),
+        "rules": engine.describe(),
     }
 
 
-RULESET_FINGERPRINT = hashlib.sha256(canonjson.dumps_bytes(describe_ruleset())).hexdigest()
+def fingerprint(engine: ShapeEngine = ENGINE) -> str:
+    """SHA-256 of the canonical description of a ruleset."""
+    return hashlib.sha256(canonjson.dumps_bytes(describe_ruleset(engine))).hexdigest()
+
+
+RULESET_FINGERPRINT = fingerprint()
+
+
+def load_workspace_rules(text: str, source: str) -> tuple[Rule, ...]:
+    """A workspace rule file's rules, refused (RuleFileError) unless each one's own examples pass.
+
+    Workspace rules are numbered from 1000 on, may use the package's fragments, and never reuse a
+    package rule's id.
+    """
+    rules = parse_rules(text, source, package_fragments(), first_number=WORKSPACE_FIRST_NUMBER)
+    package_ids = {rule.rule_id for rule in CATALOGUE}
+    for rule in rules:
+        if rule.rule_id in package_ids:
+            raise RuleFileError(f"{source}: rule {rule.rule_id}: field 'id' is a package rule's id")
+        problems = example_problems(rule)
+        if problems:
+            raise RuleFileError(f"{source}: rule {rule.rule_id}: {problems[0]}")
+    return rules
+
+
+class Explained(NamedTuple):
+    """One placeholder of a redaction: the rule that named it and the byte span of the input it replaced."""
+
+    rule_id: str
+    start: int
+    end: int
 
 
 class Processed(NamedTuple):
@@ -124,16 +166,18 @@ class Processed(NamedTuple):
 class Redactor:
     """Immutable and thread-safe; built once at startup by `build_redactor`."""
 
-    __slots__ = ("_known", "_short")
+    __slots__ = ("_engine", "_known", "_short", "fingerprint")
 
-    def __init__(self, known: KnownMatcher) -> None:
+    def __init__(self, known: KnownMatcher, engine: ShapeEngine = ENGINE) -> None:
         self._known = known
+        self._engine = engine
+        self.fingerprint = RULESET_FINGERPRINT if engine is ENGINE else fingerprint(engine)
         # Ledger rows repeat the same short strings (meta values, tool names, small arguments); redaction is a
         # pure function of (text, cap), so a bounded memo of short inputs skips the scan. lru_cache is thread-safe.
         self._short = functools.lru_cache(maxsize=_SHORT_MEMO_SIZE)(self._process)
 
     def __repr__(self) -> str:
-        return f"Redactor(version={RULESET_VERSION}, known_patterns={self._known.count})"
+        return f"Redactor(version={RULESET_VERSION}, rules={len(self._engine.rules)}, known_patterns={self._known.count})"
 
     def redact(self, s: str) -> str:
         """Redact text of any length (no cap)."""
@@ -240,15 +284,32 @@ class Redactor:
         last = len(parts) - 1
         return CAP_MARKER.join(self._fixpoint(part, hits, cut or n < last) for n, part in enumerate(parts))
 
+    def explain(self, s: str) -> list[Explained]:
+        """The rule id and byte span (of the sanitized UTF-8 input) of each placeholder `redact(s)` places first.
+
+        Only the first pass is listed: a later pass can only add a match next to a placeholder already
+        placed. The secret itself is never part of the answer.
+        """
+        out: list[Explained] = []
+        offset = 0
+        for part in sanitize(s).encode("utf-8").split(CAP_MARKER):
+            out.extend(Explained(item.rule_id, offset + item.start, offset + item.end) for item in self._merged(part))
+            offset += len(part) + len(CAP_MARKER)
+        return out
+
+    def _merged(self, buf: bytes, cut: bool = False) -> list[Merged]:
+        """`cut`: a cap ends `buf`, so a tail that starts a known value is a span too."""
+        found = self._known.spans(buf) + self._engine.spans(buf, buf.lower())
+        if cut:
+            found += self._known.cut_tail(buf)
+        spans = usable(buf, found)
+        return merge(spans) if spans else []
+
     def _fixpoint(self, buf: bytes, hits: list[str], cut: bool) -> bytes:
         for _ in range(_MAX_PASSES):
-            found = self._known.spans(buf) + ENGINE.spans(buf, buf.lower())
-            if cut:
-                found += self._known.cut_tail(buf)
-            spans = usable(buf, found)
-            if not spans:
+            merged = self._merged(buf, cut)
+            if not merged:
                 break
-            merged = merge(spans)
             hits.extend(item.rule_id for item in merged)
             buf = rebuild(buf, merged)
         return buf
@@ -264,6 +325,7 @@ class Redactor:
         return b""
 
 
-def build_redactor(known: KnownSecrets) -> Redactor:
-    """The process-wide redactor over the catalogue and the given known secret values."""
-    return Redactor(KnownMatcher(known.bounded_patterns()))
+def build_redactor(known: KnownSecrets, rules: tuple[Rule, ...] = ()) -> Redactor:
+    """The process-wide redactor over the catalogue plus a workspace's `rules` and the given known secret values."""
+    engine = ShapeEngine(CATALOGUE + rules) if rules else ENGINE
+    return Redactor(KnownMatcher(known.bounded_patterns()), engine)

@@ -7,6 +7,7 @@ the span. Values ending at the end of input count even when shorter than their m
 
 from __future__ import annotations
 
+import base64
 import binascii
 import re
 from collections.abc import Callable
@@ -118,6 +119,33 @@ class Check:
 
     name: str
     test: Callable[[bytes, int, int, bool], bool]
+
+
+def _has_digit_or_mark(buf: bytes, start: int, end: int, at_end: bool) -> bool:
+    return any(byte in b"0123456789._~+/=-" for byte in buf[start:end])
+
+
+def _decodes_with_colon(buf: bytes, start: int, end: int, at_end: bool) -> bool:
+    if at_end:
+        return True
+    value = buf[start:end]
+    try:
+        decoded = base64.b64decode(value + b"=" * (-len(value) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded
+
+
+def _not_a_flag(buf: bytes, start: int, end: int, at_end: bool) -> bool:
+    return buf[start : start + 1] != b"-"
+
+
+# The named checks a rule file may give a key rule (`check = "<name>"`): what a pattern cannot say.
+CHECKS = {
+    "digit_or_mark": Check("contains a digit or one of ._~+/=-", _has_digit_or_mark),
+    "decodes_with_colon": Check("decodes to text containing ':' (always at end of input)", _decodes_with_colon),
+    "not_a_flag": Check("does not start with '-'", _not_a_flag),
+}
 
 
 @dataclass(frozen=True)

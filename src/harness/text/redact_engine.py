@@ -6,7 +6,7 @@ from typing import Any
 
 import ahocorasick_rs
 
-from harness.text.redact_rules import CATALOGUE, Rule
+from harness.text.redact_rules import CATALOGUE, Rule, expand_example
 from harness.text.redact_spans import CLASS_NAMES, Span
 
 
@@ -75,3 +75,24 @@ def rules_in_order(rules: tuple[Rule, ...]) -> list[Rule]:
 
 
 ENGINE = ShapeEngine(CATALOGUE)
+
+
+def example_problems(rule: Rule) -> list[str]:
+    """What is wrong with a rule's own examples: an example it finds nothing in, a negative it finds something in.
+
+    Each example is expanded (`expand_example`) with three seeds; the rule runs alone, so a broader rule
+    can neither hide nor stand in for it.
+    """
+    engine = ShapeEngine((rule,))
+    problems = []
+    for index, example in enumerate(rule.examples, 1):
+        for seed in range(3):
+            buf = expand_example(example, f"{rule.rule_id}:{index}:{seed}").encode("utf-8")
+            if not engine.spans(buf, buf.lower()):
+                problems.append(f"example {index} is not found by the rule (seed {seed})")
+                break
+    for index, negative in enumerate(rule.negative_examples, 1):
+        buf = expand_example(negative, f"{rule.rule_id}:n{index}").encode("utf-8")
+        if engine.spans(buf, buf.lower()):
+            problems.append(f"negative example {index} is found by the rule")
+    return problems

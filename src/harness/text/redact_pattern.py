@@ -128,3 +128,87 @@ def byte_set(cls: bytes) -> frozenset[int]:
     """The byte values a regex class (no brackets) accepts."""
     pattern = re.compile(b"[" + cls + b"]")
     return frozenset(value for value in range(256) if pattern.fullmatch(bytes([value])))
+
+
+class PatternError(ValueError):
+    """A tail or value run outside the pattern language (literals, `[class]` runs, `(?:a|b|)` groups)."""
+
+
+def _class_end(src: bytes, pos: int) -> int:
+    """The index of the `]` closing the class whose `[` is at `pos - 1`."""
+    index = pos + 1 if src[pos : pos + 1] in (b"]", b"^") else pos
+    while index < len(src):
+        if src[index : index + 1] == b"\\":
+            index += 2
+        elif src[index : index + 1] == b"]":
+            return index
+        else:
+            index += 1
+    raise PatternError(f"unclosed class in {src!r}")
+
+
+_QUANT = re.compile(rb"\{([0-9]{1,5})\}|\{([0-9]{1,5}),([0-9]{1,5})\}\+")
+
+
+def _parse(src: bytes, pos: int, inside: bool) -> tuple[tuple[Seq, ...], int]:
+    branches: list[Seq] = []
+    items: list[Item] = []
+    literal = bytearray()
+
+    def flush() -> None:
+        if literal:
+            items.append(Lit(bytes(literal)))
+            literal.clear()
+
+    while pos < len(src):
+        char = src[pos : pos + 1]
+        if char == b"[":
+            flush()
+            end = _class_end(src, pos + 1)
+            cls = src[pos + 1 : end]
+            pos = end + 1
+            quant = _QUANT.match(src, pos)
+            if quant is None:
+                items.append(Run(cls, 1, 1))
+            elif quant.group(1) is not None:
+                items.append(Run(cls, int(quant.group(1)), int(quant.group(1))))
+                pos = quant.end()
+            else:
+                low, high = int(quant.group(2)), int(quant.group(3))
+                if low > high:
+                    raise PatternError(f"repeat {{{low},{high}}} has its bounds reversed in {src!r}")
+                items.append(Run(cls, low, high))
+                pos = quant.end()
+        elif src.startswith(b"(?:", pos):
+            flush()
+            group, pos = _parse(src, pos + 3, True)
+            items.append(Alt(group))
+        elif char in (b"|", b")") and inside:
+            flush()
+            branches.append(tuple(items))
+            items = []
+            pos += 1
+            if char == b")":
+                return tuple(branches), pos
+        elif char == b"\\" and pos + 1 < len(src):
+            literal += src[pos + 1 : pos + 2]
+            pos += 2
+        elif char in b"()|{}*+?^$.":
+            raise PatternError(f"{char.decode('latin-1')!r} at {pos} is outside the pattern language in {src!r} "
+                               "(escape it, or use a [class] run with {n} or a possessive {m,n}+)")
+        else:
+            literal += char
+            pos += 1
+    if inside:
+        raise PatternError(f"unclosed group in {src!r}")
+    flush()
+    return (tuple(items),), pos
+
+
+def parse_seq(src: bytes) -> Seq:
+    """The sequence a tail or value run names: literals, `[class]` / `[class]{n}` / `[class]{m,n}+`, `(?:a|b|)`.
+
+    `seq_source(parse_seq(s))` is the regex the engine compiles; every ranged run is possessive.
+    """
+    branches, _ = _parse(src, 0, False)
+    return branches[0]

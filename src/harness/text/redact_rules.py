@@ -1,22 +1,29 @@
-"""The catalogue of secret shapes (ledger.md §6.6): 60 numbered rules, each a set of literal-first detectors.
+"""The shape rules as data: a TOML rule file compiled into detectors (docs/redaction.md describes the format).
 
-Changing anything here changes `RULESET_FINGERPRINT`; bump `RULESET_VERSION` with it.
+The package's own file, redaction_rules.toml, holds the catalogue; a workspace may add rules in
+`rules/redaction.toml`. Every rule carries examples and negative examples, expanded by
+`expand_example` and run by the tests (and, for workspace rules, when the file is loaded).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
+import random
+import re
+import re._constants as sre_constants
+import re._parser as sre_parser
+import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import resources
+from typing import Any
 
 from harness.text.redact_detectors import (
-    VAL,
+    CHECKS,
     Anchored,
     Base64Pem,
     Block,
     Body,
     BotToken,
-    Check,
     Detector,
     DsnValue,
     KeyValue,
@@ -27,281 +34,392 @@ from harness.text.redact_detectors import (
     SecretManifest,
     Segs,
     Token,
+    Value,
 )
-from harness.text.redact_pattern import Alt, Lit, Run
+from harness.text.redact_pattern import PatternError, parse_seq
 from harness.text.redact_spans import CONTEXT, TOKEN
+
+PACKAGE_FILE = "redaction_rules.toml"
+WORKSPACE_FIRST_NUMBER = 1000
+MIN_EXAMPLES = 2
+MIN_NEGATIVE_EXAMPLES = 1
+
+_ID = re.compile(r"[a-z0-9_]{1,24}")
+_FRAGMENT_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,31}")
+_FRAGMENT_USE = re.compile(r"\{\{([A-Z][A-Z0-9_]{0,31})\}\}")
+_FILLER = re.compile(r"<<([a-z][a-z0-9_]*):([0-9]{1,4})>>")
+_CLASSES = {"token": TOKEN, "context": CONTEXT}
+
+# Alphabets an example's `<<name:n>>` filler draws from: rule files commit no realistic secret, the tests
+# assemble each one from a seeded generator.
+ALPHABETS = {
+    "alnum": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+    "upper_digits": "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+    "lower_alnum": "abcdefghijklmnopqrstuvwxyz0123456789",
+    "hex": "0123456789abcdef",
+    "upper_hex": "0123456789ABCDEF",
+    "digits": "0123456789",
+    "b64": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    "b64url": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-",
+    "bech32": "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
+}
+
+
+class RuleFileError(ValueError):
+    """A rule file that cannot load; the message names the file, the rule and the field."""
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One catalogue entry; `gates` are extra lowercase literals of which one must occur in the text."""
+    """One rule: `gates` are extra lowercase literals (the file's `keywords`) of which one must occur in the text."""
 
     number: int
     rule_id: str
     rank: int
     detectors: tuple[Detector, ...]
     gates: tuple[bytes, ...] = ()
+    provider: str = ""
+    description: str = ""
+    examples: tuple[str, ...] = ()
+    negative_examples: tuple[str, ...] = ()
+    source: str = PACKAGE_FILE
 
 
-# Shared pieces of key patterns (regex source after the literal).
-SEP = rb"\s{0,4}+(?::=|=>|==|[:=])\s{0,4}+"
-QUOTE = rb"(?:\\[\"']|[\"']|)"
-VALUE_QUOTE = rb"(?P<q>\\[\"']|[\"']|)"
-# A JSON quote plain, escaped once (JSON in a JSON string) or twice (that string echoed in an error document).
-JSON_QUOTE = rb'(?:(?:\\\\)?\\"|")'
-JSON_VALUE_QUOTE = rb'(?P<q>(?:\\\\)?\\"|")'
-JSON_COLON = JSON_QUOTE + rb"\s{0,4}+:\s{0,4}+" + JSON_QUOTE
-
-BARE = Segs((VAL,))
-VAL_OR_QVAL = Quoted(BARE)
-SHELL_WORD = Segs((Run(rb"^\s\"'\\;&|", 1, 4096),))
-
-ALNUM_LEFT = Left(reject=b"A-Za-z0-9")
-WORD_LEFT = Left(reject=b"A-Za-z0-9_-")
-
-# KW (§6.6): each keyword is one literal plus the rest of its spelling.
-KEYWORDS = (
-    (b"pass", rb"(?:word|wd|phrase)"),
-    (b"pwd", b""),
-    (b"secret", b""),
-    (b"token", b""),
-    (b"api", rb"(?:_key|-key|key)"),
-    (b"access", rb"(?:_key|-key|key)"),
-    (b"auth", rb"(?:_key|-key|key)"),
-    (b"private", rb"(?:_key|-key|key)"),
-    (b"credential", rb"(?:s|)"),
-    (b"session", rb"(?:_key|-key|key)"),
-    (b"signing", rb"(?:_key|-key|key)"),
-    (b"encryption", rb"(?:_key|-key|key)"),
-)
-ENV_KEYWORDS = (
-    (b"SECRET", b""),
-    (b"TOKEN", b""),
-    (b"PASS", rb"(?:WORD|WD|PHRASE)"),
-    (b"API", rb"(?:_KEY|KEY)"),
-    (b"PRIVATE_KEY", b""),
-    (b"ACCESS_KEY", b""),
-    (b"CREDENTIAL", rb"(?:S|)"),
-)
+def expand_example(text: str, seed: str) -> str:
+    """An example with each `<<alphabet:n>>` filler replaced by n characters drawn from a generator seeded by `seed`."""
+    return expand_example_parts(text, seed)[0]
 
 
-def _has_digit_or_mark(buf: bytes, start: int, end: int, at_end: bool) -> bool:
-    return any(byte in b"0123456789._~+/=-" for byte in buf[start:end])
+def expand_example_parts(text: str, seed: str) -> tuple[str, list[str]]:
+    """`expand_example` and the text each filler became (the secret bodies a redaction must remove)."""
+    rng = random.Random(seed)
+    drawn: list[str] = []
+
+    def fill(match: re.Match[str]) -> str:
+        drawn.append("".join(rng.choice(ALPHABETS[match.group(1)]) for _ in range(int(match.group(2)))))
+        return drawn[-1]
+
+    return _FILLER.sub(fill, text), drawn
 
 
-def _decodes_with_colon(buf: bytes, start: int, end: int, at_end: bool) -> bool:
-    if at_end:
-        return True
-    value = buf[start:end]
+class _Fields:
+    """One TOML table read field by field; what was never read is an unknown field."""
+
+    def __init__(self, table: Any, where: str) -> None:
+        if not isinstance(table, dict):
+            raise RuleFileError(f"{where}: must be a table")
+        self.table = table
+        self.where = where
+        self.read: set[str] = set()
+
+    def get(self, name: str, kind: type | tuple[type, ...], default: Any = None, required: bool = False) -> Any:
+        self.read.add(name)
+        if name not in self.table:
+            if required:
+                raise RuleFileError(f"{self.where}: missing field '{name}'")
+            return default
+        value = self.table[name]
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+            raise RuleFileError(f"{self.where}: field '{name}' has the wrong type ({type(value).__name__})")
+        return value
+
+    def text(self, name: str, required: bool = False, default: str | None = None) -> str | None:
+        value = self.get(name, str, default, required)
+        if required and not value:
+            raise RuleFileError(f"{self.where}: field '{name}' is empty")
+        return value
+
+    def strings(self, name: str, required: bool = False) -> list[str]:
+        values = self.get(name, list, [], required)
+        if not all(isinstance(value, str) and value for value in values):
+            raise RuleFileError(f"{self.where}: field '{name}' must be a list of non-empty strings")
+        return values
+
+    def done(self) -> None:
+        unknown = sorted(set(self.table) - self.read)
+        if unknown:
+            raise RuleFileError(f"{self.where}: unknown field '{unknown[0]}'")
+
+
+def _bytes(value: str) -> bytes:
+    return value.encode("utf-8")
+
+
+def _seq(fields: _Fields, name: str) -> Any:
+    source = fields.text(name, required=True)
     try:
-        decoded = base64.b64decode(value + b"=" * (-len(value) % 4))
-    except (binascii.Error, ValueError):
-        return False
-    return b":" in decoded
+        return parse_seq(_bytes(source))  # type: ignore[arg-type]
+    except PatternError as exc:
+        raise RuleFileError(f"{fields.where}: field '{name}': {exc}") from None
 
 
-def _not_a_flag(buf: bytes, start: int, end: int, at_end: bool) -> bool:
-    return buf[start : start + 1] != b"-"
+def _regex(fields: _Fields, name: str, fragments: Mapping[str, str], required: bool = True) -> bytes:
+    source = fields.text(name, required=required, default="")
+    assert source is not None
+
+    def fragment(match: re.Match[str]) -> str:
+        if match.group(1) not in fragments:
+            raise RuleFileError(f"{fields.where}: field '{name}' names an unknown fragment {match.group(0)}")
+        return fragments[match.group(1)]
+
+    pattern = _bytes(_FRAGMENT_USE.sub(fragment, source))
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise RuleFileError(f"{fields.where}: field '{name}' is not a valid pattern: {exc}") from None
+    problem = linear_problem(pattern)
+    if problem:
+        raise RuleFileError(f"{fields.where}: field '{name}' has {problem}")
+    return pattern
 
 
-BEARER_CHECK = Check("contains a digit or one of ._~+/=-", _has_digit_or_mark)
-BASIC_CHECK = Check("decodes to text containing ':' (always at end of input)", _decodes_with_colon)
-NOT_A_FLAG = Check("does not start with '-'", _not_a_flag)
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
+# A bounded greedy repeat may backtrack, so its bound is kept small (rule 1's header, rule 28's suffix).
+MAX_GREEDY_BOUND = 100
+MAX_REPEAT_BOUND = 65536
 
 
-def _tokens(literals: tuple[bytes, ...], *items: Lit | Run | Alt, left: Left = Left()) -> tuple[Token, ...]:
-    return tuple(Token(literal, tuple(items), left=left) for literal in literals)
+def linear_problem(pattern: bytes) -> str | None:
+    """Why a key, header or check pattern could take more than linear time under `re`, or None.
+
+    The structure the catalogue keeps (docs/redaction.md): no repeat inside a repeat, no unbounded or lazy
+    repeat, possessive ranged runs, and a greedy ranged repeat only up to 100.
+    """
+
+    def walk(tree: Any, inside: bool) -> str | None:
+        for op, arg in tree:
+            if op in _REPEATS:
+                low, high, body = arg
+                if inside:
+                    return "a repeat inside a repeat"
+                if high == sre_constants.MAXREPEAT or high > MAX_REPEAT_BOUND:
+                    return "an unbounded repeat (use {m,n}+)"
+                if op == sre_constants.MIN_REPEAT:
+                    return "a lazy repeat"
+                if op == sre_constants.MAX_REPEAT and low != high and high > MAX_GREEDY_BOUND:
+                    return f"a greedy repeat over {MAX_GREEDY_BOUND} (make it possessive: {{m,n}}+)"
+                found = walk(body, True)
+            elif op == sre_constants.SUBPATTERN:
+                found = walk(arg[3], inside)
+            elif op == sre_constants.BRANCH:
+                found = next((problem for branch in arg[1] if (problem := walk(branch, inside))), None)
+            elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+                found = walk(arg[1], inside)
+            elif op == sre_constants.ATOMIC_GROUP:
+                found = walk(arg, inside)
+            elif op == sre_constants.GROUPREF:
+                found = "a back reference"
+            else:
+                found = None
+            if found:
+                return found
+        return None
+
+    return walk(sre_parser.parse(pattern), False)
 
 
-def _key_values(literals: tuple[bytes, ...], key: bytes, value: Segs | Quoted, **kwargs: object) -> tuple[KeyValue, ...]:
-    return tuple(KeyValue(literal, key, value, **kwargs) for literal in literals)  # type: ignore[arg-type]
+def _left(fields: _Fields) -> Left:
+    reject = fields.text("left_reject")
+    accept = fields.text("left_accept")
+    return Left(reject=_bytes(reject) if reject else None, accept=_bytes(accept) if accept else None)
 
 
-B64URL = b"A-Za-z0-9_-"
-JWT_RUN = Run(B64URL, 0, 8192)
-JWT_TAIL = Alt(
-    (
-        (Lit(b"."), JWT_RUN, Lit(b"."), JWT_RUN, Lit(b"."), JWT_RUN),
-        (Lit(b"."), JWT_RUN, Lit(b"."), JWT_RUN),
-        (Lit(b"."), JWT_RUN),
-        (),
+def _value(table: Any, where: str) -> Value:
+    fields = _Fields(table, f"{where}, value")
+    if fields.get("quoted", bool, False):
+        bare = Segs(_seq(fields, "run")) if "run" in fields.table else None
+        fields.done()
+        return Quoted(bare)
+    named = fields.text("named")
+    if named is not None:
+        fields.done()
+        if named != "dsn":
+            raise RuleFileError(f"{where}, value: unknown named value '{named}' (known: dsn)")
+        return DsnValue()
+    if "body" in fields.table:
+        source = _bytes(fields.text("body", required=True))  # type: ignore[arg-type]
+        fields.done()
+        problem = linear_problem(source)
+        if problem:
+            raise RuleFileError(f"{where}, value: field 'body' has {problem}")
+        return Body(source)
+    items = _seq(fields, "run")
+    partial_from = fields.get("partial_from", int, 0)
+    follow = fields.text("follow")
+    fields.done()
+    return Segs(items, partial_from, _bytes(follow) if follow is not None else None)
+
+
+def _literals(fields: _Fields) -> list[bytes]:
+    literals = [_bytes(literal) for literal in fields.strings("literals", required=True)]
+    if not literals:
+        raise RuleFileError(f"{fields.where}: field 'literals' is empty")
+    if any(len(literal) < 2 for literal in literals):
+        raise RuleFileError(f"{fields.where}: field 'literals' needs at least two bytes per literal")
+    return literals
+
+
+def _token(fields: _Fields, fragments: Mapping[str, str]) -> list[Detector]:
+    literals = _literals(fields)
+    items = _seq(fields, "tail")
+    left = _left(fields)
+    right = fields.text("right_reject")
+    return [Token(literal, items, left=left, right_reject=_bytes(right) if right else None) for literal in literals]
+
+
+def _key_value(fields: _Fields, fragments: Mapping[str, str]) -> list[Detector]:
+    literals = _literals(fields)
+    key = _regex(fields, "key", fragments, required=False)
+    value = _value(fields.get("value", dict, required=True), fields.where)
+    left = _left(fields)
+    on = fields.text("on", default="lowered")
+    if on not in ("lowered", "original"):
+        raise RuleFileError(f"{fields.where}: field 'on' must be 'lowered' or 'original'")
+    stops = fields.get("stop_lists", bool, False)
+    check_name = fields.text("check")
+    check = None
+    if check_name is not None:
+        if check_name not in CHECKS:
+            raise RuleFileError(f"{fields.where}: unknown check '{check_name}' (known: {', '.join(sorted(CHECKS))})")
+        check = CHECKS[check_name]
+    if on == "lowered" and any(literal != literal.lower() for literal in literals):
+        raise RuleFileError(f"{fields.where}: a rule on the lowered copy needs lowercase literals")
+    return [KeyValue(literal, key, value, left=left, original=on == "original", stops=stops, check=check)
+            for literal in literals]
+
+
+def _block(fields: _Fields, fragments: Mapping[str, str]) -> list[Detector]:
+    literals = _literals(fields)
+    header = _regex(fields, "header", fragments, required=False)
+    end = _bytes(fields.text("end", required=True))  # type: ignore[arg-type]
+    return [Block(literal, header, end) for literal in literals]
+
+
+def _anchored(fields: _Fields, fragments: Mapping[str, str]) -> list[Detector]:
+    literals = _literals(fields)
+    items = _seq(fields, "tail")
+    before = _regex(fields, "before", fragments)
+    width = fields.get("before_width", int, required=True)
+    return [Anchored(literal, items, before, width) for literal in literals]
+
+
+def _mysql(fields: _Fields, fragments: Mapping[str, str]) -> list[Detector]:
+    return [MysqlFlag(literal) for literal in _literals(fields)]
+
+
+def _fixed(factory: Callable[[], Detector]) -> Callable[[_Fields, Mapping[str, str]], list[Detector]]:
+    return lambda fields, fragments: [factory()]
+
+
+# The detector kinds a rule file may name: the generic two, and custom detectors for shapes a pattern cannot
+# express in linear time (block bodies, anchors inside a token, decoding checks, command-line windows).
+KINDS: dict[str, Callable[[_Fields, Mapping[str, str]], list[Detector]]] = {
+    "token": _token,
+    "key_value": _key_value,
+    "block": _block,
+    "anchored": _anchored,
+    "mysql_flag": _mysql,
+    "putty": _fixed(PuttyBlock),
+    "bot_token": _fixed(BotToken),
+    "base64_pem": _fixed(Base64Pem),
+    "secret_manifest": _fixed(SecretManifest),
+}
+
+
+def _detectors(table: Any, where: str, fragments: Mapping[str, str]) -> list[Detector]:
+    fields = _Fields(table, where)
+    kind = fields.text("kind", required=True)
+    if kind not in KINDS:
+        raise RuleFileError(f"{where}: unknown kind '{kind}' (known: {', '.join(sorted(KINDS))})")
+    detectors = KINDS[kind](fields, fragments)  # type: ignore[index]
+    fields.done()
+    return detectors
+
+
+def _rule(table: Any, where: str, fragments: Mapping[str, str], source: str) -> Rule:
+    fields = _Fields(table, where)
+    rule_id = fields.text("id", required=True)
+    assert rule_id is not None
+    if not _ID.fullmatch(rule_id):
+        raise RuleFileError(f"{where}: field 'id' must match [a-z0-9_]{{1,24}}")
+    fields.where = where = f"{where} ({rule_id})"
+    number = fields.get("number", int, required=True)
+    provider = fields.text("provider", required=True)
+    description = fields.text("description", required=True)
+    rank_name = fields.text("class", required=True)
+    if rank_name not in _CLASSES:
+        raise RuleFileError(f"{where}: field 'class' must be 'token' or 'context'")
+    gates = tuple(_bytes(keyword.lower()) for keyword in fields.strings("keywords"))
+    examples = fields.strings("examples", required=True)
+    negatives = fields.strings("negative_examples", required=True)
+    for text in examples + negatives:
+        for name in _FILLER.findall(text):
+            if name[0] not in ALPHABETS:
+                raise RuleFileError(f"{where}: an example names an unknown filler alphabet '{name[0]}' "
+                                    f"(known: {', '.join(ALPHABETS)})")
+    if len(examples) < MIN_EXAMPLES or len(negatives) < MIN_NEGATIVE_EXAMPLES:
+        raise RuleFileError(f"{where}: a rule needs at least {MIN_EXAMPLES} examples and "
+                            f"{MIN_NEGATIVE_EXAMPLES} negative example")
+    tables = fields.get("detector", list, required=True)
+    if not tables:
+        raise RuleFileError(f"{where}: field 'detector' is empty")
+    fields.done()
+    detectors = tuple(
+        detector
+        for index, detector_table in enumerate(tables, 1)
+        for detector in _detectors(detector_table, f"{where}, detector {index}", fragments)
     )
-)
-SCHEMES = (
-    rb"(?:bearer\s{1,8}+|basic\s{1,8}+|token\s{1,8}+|digest\s{1,8}+|negotiate\s{1,8}+|dpop\s{1,8}+"
-    rb"|apikey\s{1,8}+|sso-key\s{1,8}+|)"
-)
-AI_VENDORS = (b"cohere", b"mistral", b"deepseek", b"together", b"fireworks", b"voyage", b"jina", b"ai21")
+    return Rule(number, rule_id, _CLASSES[rank_name], detectors, gates, provider or "", description or "",
+                tuple(examples), tuple(negatives), source)
 
 
-CATALOGUE: tuple[Rule, ...] = (
-    Rule(1, "pem_private_key", CONTEXT, (Block(b"-----BEGIN", rb"[ A-Z0-9_-]{0,100}PRIVATE KEY-----", b"-----END"),)),
-    Rule(2, "pgp_private_key", CONTEXT, (Block(b"-----BEGIN PGP ", rb"(?:PRIVATE|SECRET) KEY BLOCK-----", b"-----END"),)),
-    Rule(3, "putty_private_key", CONTEXT, (PuttyBlock(),), gates=(b"putty-user-key-file-",)),
-    Rule(4, "ssh2_private_key", CONTEXT, (Block(b"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----", b"", b"---- END SSH2"),)),
-    Rule(5, "pem_base64", TOKEN, (Base64Pem(),)),
-    Rule(6, "auth_header", CONTEXT, (KeyValue(b"authorization", QUOTE + SEP + QUOTE + SCHEMES, BARE),)),
-    Rule(7, "bearer_token", CONTEXT, (
-        KeyValue(b"bearer", rb"\s{1,8}+", Segs((Run(b"a-z0-9._~+/=-", 8, 4096),)), check=BEARER_CHECK),
-    )),
-    Rule(8, "basic_credentials", CONTEXT, (
-        KeyValue(b"basic", rb"\s{1,8}+", Segs((Run(b"a-z0-9+/", 8, 4096), Run(b"=", 0, 2))), check=BASIC_CHECK),
-    )),
-    Rule(9, "api_key_header", CONTEXT, _key_values(
-        (b"api-key", b"x-auth-token", b"x-access-token", b"private-token", b"ocp-apim-subscription-key",
-         b"x-functions-key", b"x-vault-token"),
-        QUOTE + rb"\s{0,4}+[:=]\s{0,4}+" + QUOTE, BARE)),
-    Rule(10, "cookie_header", CONTEXT, (KeyValue(b"cookie", rb"\s{0,4}+:\s{0,4}+", Segs((Run(rb"^\r\n\"\\", 1, 4096),))),)),
-    Rule(11, "url_userinfo", CONTEXT, (KeyValue(b"://", b"", Segs(
-        (Run(rb"^/\s:@\"'\\", 1, 256), Lit(b":"), Run(rb"^/\s@\"'\\", 1, 4096)), partial_from=2, follow=b"@")),)),
-    Rule(12, "dsn_password", CONTEXT, _key_values(
-        (b"password", b"pwd"), rb"\s{0,4}+=\s{0,4}+", DsnValue(), left=Left(accept=rb";?&\s")),
-        gates=(b"://", b"host=", b"server=", b"data source=")),
-    Rule(13, "kv_secret", CONTEXT, tuple(
-        KeyValue(literal, rest + rb"(?P<sfx>[a-z0-9_.-]{0,20}+)" + SEP + VALUE_QUOTE, VAL_OR_QVAL, stops=True)
-        for literal, rest in KEYWORDS)),
-    Rule(14, "json_secret", CONTEXT, tuple(
-        KeyValue(literal, rest + rb"(?P<sfx>[a-z0-9_.-]{0,30}+)" + JSON_QUOTE + rb"\s{0,4}+:\s{0,4}+" + JSON_VALUE_QUOTE,
-                 Quoted(None), stops=True)
-        for literal, rest in KEYWORDS)),
-    Rule(15, "env_secret", CONTEXT, tuple(
-        KeyValue(literal, rest + rb"(?P<sfx>[A-Z0-9_]{0,40}+)=" + VALUE_QUOTE, Quoted(SHELL_WORD), original=True, stops=True)
-        for literal, rest in ENV_KEYWORDS)),
-    Rule(16, "cli_secret_flag", CONTEXT, _key_values(
-        (b"--password", b"--passwd", b"--token", b"--api-key", b"--apikey", b"--api_key", b"--secret",
-         b"--client-secret", b"--auth-token", b"--access-token"),
-        rb"(?:=|\s{1,8}+)" + VALUE_QUOTE, VAL_OR_QVAL, stops=True, check=NOT_A_FLAG)),
-    Rule(17, "curl_user", CONTEXT, _key_values(
-        (b"-u", b"--user"), rb"(?:\s{1,8}+|=)" + QUOTE + rb"[^\s:\"'\\]{1,256}+:", BARE, left=Left(accept=rb"\s\"'")),
-        gates=(b"curl",)),
-    Rule(18, "mysql_password_flag", CONTEXT, (MysqlFlag(b"mysql"), MysqlFlag(b"mariadb"))),
-    Rule(19, "netrc_password", CONTEXT, (KeyValue(
-        b"machine", rb"\s{1,16}+\S{1,256}+\s{1,16}+login\s{1,16}+\S{1,256}+\s{1,16}+password\s{1,16}+",
-        Segs((Run(rb"^\s", 1, 4096),))),)),
-    # The key's closing quote may be escaped too (a config.json inside a JSON string).
-    Rule(20, "docker_auth", CONTEXT, _key_values(
-        (b"auth", b"identitytoken"), JSON_QUOTE + rb"\s{0,4}+:\s{0,4}+" + JSON_VALUE_QUOTE, Quoted(None), left=Left(accept=b'"'))),
-    Rule(21, "npmrc_auth", CONTEXT, (
-        KeyValue(b"_auth", rb"(?:token|)\s{0,4}+=\s{0,4}+", BARE),
-        KeyValue(b"_password", rb"\s{0,4}+=\s{0,4}+", BARE),
-    )),
-    Rule(22, "kube_secret", CONTEXT, (
-        *_key_values((b"client-key-data", b"id-token", b"refresh-token", b"access-token", b"token"),
-                     rb"\s{0,4}+:\s{0,4}+" + QUOTE, BARE, left=Left(reject=b"a-z0-9_-")),
-        SecretManifest(),
-    )),
-    Rule(23, "jwt", TOKEN, (Token(b"eyJ", (Run(B64URL, 10, 4096), Lit(b"."), JWT_RUN, JWT_TAIL), left=WORD_LEFT),)),
-    Rule(24, "jwt_base64", TOKEN, _tokens((b"ZXlK",), Run(b"A-Za-z0-9+/", 40, 8192), Run(b"=", 0, 2))),
-    Rule(25, "ansible_vault", CONTEXT, (KeyValue(
-        b"$ANSIBLE_VAULT;1.", rb"[12];AES256(?:;[^\s\"'\\]{1,256}+|)", Body(rb"(?:[0-9a-fA-F\r\n ]|\\n){1,65536}+"),
-        original=True),)),
-    Rule(26, "age_secret_key", TOKEN, _tokens((b"AGE-SECRET-KEY-1",), Run(b"QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58, 58))),
-    Rule(27, "aws_access_key_id", TOKEN, (
-        Token(b"A3T", (Run(b"A-Z0-9", 1, 1), Run(b"A-Z0-9", 16, 16)), left=ALNUM_LEFT),
-        *_tokens((b"AKIA", b"ASIA", b"ABIA", b"ACCA"), Run(b"A-Z0-9", 16, 16), left=ALNUM_LEFT),
-    )),
-    # The first suffix must backtrack to find `secret`/`sk`; it is bounded to 20 bytes per start.
-    Rule(28, "aws_secret_key", CONTEXT, (KeyValue(
-        b"aws", rb"[a-z0-9_.-]{0,20}(?:secret|sk)[a-z0-9_.-]{0,20}+" + QUOTE + SEP + QUOTE,
-        Segs((Run(b"a-z0-9/+", 40, 40),))),)),
-    Rule(29, "aws_session_token", CONTEXT, (
-        *_key_values((b"aws_session_token", b"aws_security_token", b"x-amz-security-token"), QUOTE + SEP + QUOTE,
-                     Segs((Run(b"a-z0-9/+=%", 16, 8192),))),
-        KeyValue(b"sessiontoken", JSON_COLON, Segs((Run(b"a-z0-9/+=%", 16, 8192),))),
-    )),
-    Rule(30, "presigned_url_signature", CONTEXT, _key_values(
-        (b"x-amz-signature=", b"x-amz-credential=", b"x-goog-signature=", b"x-goog-credential="), b"",
-        Segs((Run(rb"^&\s\"'#\\", 1, 4096),)))),
-    Rule(31, "aws_bedrock_key", TOKEN, (
-        *_tokens((b"ABSK",), Run(b"A-Za-z0-9+/", 109, 269), Run(b"=", 0, 2)),
-        *_tokens((b"bedrock-api-key-",), Run(b"A-Za-z0-9+/=%_-", 16, 8192)),
-    )),
-    Rule(32, "google_api_key", TOKEN, _tokens((b"AIza",), Run(b"0-9A-Za-z_-", 35, 35))),
-    Rule(33, "google_oauth_token", TOKEN, (
-        *_tokens((b"ya29.",), Run(b"0-9A-Za-z_-", 20, 4096)),
-        *_tokens((b"1//0",), Run(b"0-9A-Za-z_-", 30, 4096)),
-    )),
-    Rule(34, "gcp_private_key_id", CONTEXT, (KeyValue(b"private_key_id", JSON_COLON, Segs((Run(b"0-9a-f", 40, 40),))),)),
-    Rule(35, "azure_storage_key", CONTEXT, (
-        *_key_values((b"accountkey=", b"sharedaccesskey="), b"", Segs((Run(rb"^;\s\"'\\", 1, 1024),))),
-        KeyValue(b"sig=", b"", Segs((Run(rb"^&\s\"'#\\", 1, 1024),)), left=Left(accept=b"?&")),
-    )),
-    Rule(36, "azure_client_secret", TOKEN, (Anchored(b"Q~", (Run(b"A-Za-z0-9_~.-", 31, 34),), rb"[A-Za-z0-9_~.]{3}[0-9]", 4),)),
-    Rule(37, "github_token", TOKEN, _tokens((b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"), Run(b"A-Za-z0-9", 36, 255))),
-    Rule(38, "github_fine_grained_pat", TOKEN, _tokens((b"github_pat_",), Run(b"A-Za-z0-9_", 22, 255))),
-    Rule(39, "gitlab_token", TOKEN, (
-        *_tokens((b"glpat-", b"gldt-", b"glrt-", b"glptt-", b"glcbt-", b"glft-", b"glffct-", b"glsoat-", b"gloas-",
-                  b"glimt-", b"glagent-"), Run(b"A-Za-z0-9_.-", 20, 255)),
-        *_tokens((b"GR1348941",), Run(b"A-Za-z0-9_-", 20, 64)),
-    )),
-    Rule(40, "npm_token", TOKEN, _tokens((b"npm_",), Run(b"A-Za-z0-9", 36, 36))),
-    Rule(41, "pypi_token", TOKEN, _tokens((b"pypi-AgEIcHlwaS5vcmc", b"pypi-AgENdGVzdC5weXBpLm9yZw"), Run(B64URL, 50, 4096))),
-    Rule(42, "openai_key", TOKEN, (
-        *_tokens((b"sk-proj-", b"sk-svcacct-", b"sk-admin-"), Run(B64URL, 20, 4096), left=WORD_LEFT),
-        *_tokens((b"sk-",), Run(b"A-Za-z0-9", 20, 20), Lit(b"T3BlbkFJ"), Run(b"A-Za-z0-9", 20, 20), left=WORD_LEFT),
-    )),
-    Rule(43, "anthropic_key", TOKEN, _tokens(
-        (b"sk-ant-api", b"sk-ant-admin", b"sk-ant-oat"), Run(b"0-9", 2, 2), Lit(b"-"), Run(B64URL, 20, 4096),
-        left=WORD_LEFT)),
-    # Like rule 45, every `sk-` form has the left check, so `task-…` and `risk-…` are kept.
-    Rule(44, "openrouter_key", TOKEN, _tokens((b"sk-or-v1-",), Run(b"a-f0-9", 64, 64), left=WORD_LEFT)),
-    Rule(45, "sk_generic", TOKEN, _tokens((b"sk-",), Run(B64URL, 20, 4096), left=WORD_LEFT)),
-    Rule(46, "huggingface_token", TOKEN, _tokens((b"hf_", b"api_org_"), Run(b"A-Za-z0-9", 34, 34))),
-    Rule(47, "ai_provider_key", TOKEN, (
-        *_tokens((b"gsk_",), Run(b"A-Za-z0-9", 52, 52)),
-        *_tokens((b"xai-",), Run(b"A-Za-z0-9", 80, 80)),
-        *_tokens((b"r8_",), Run(b"A-Za-z0-9", 37, 37)),
-        *_tokens((b"pplx-",), Run(b"A-Za-z0-9", 48, 48)),
-        *_tokens((b"lsv2_pt_", b"lsv2_sk_"), Run(b"a-f0-9", 32, 32), Lit(b"_"), Run(b"a-f0-9", 10, 10)),
-        *_tokens((b"pcsk_",), Run(b"A-Za-z0-9_", 20, 256)),
-        *_tokens((b"tvly-",), Run(b"A-Za-z0-9-", 20, 256)),
-    )),
-    Rule(48, "ai_keyword_key", CONTEXT, _key_values(
-        AI_VENDORS, rb"(?:[_-]|)(?:api[_-]|api|)(?P<kw>key|token)" + QUOTE + SEP + QUOTE,
-        Segs((Run(b"a-z0-9_-", 16, 256),)), stops=True)),
-    Rule(49, "slack_token", TOKEN, (
-        *_tokens((b"xox",), Run(b"abposer", 1, 1), Lit(b"-"), Run(b"0-9A-Za-z-", 10, 255)),
-        *_tokens((b"xoxe.xox",), Run(b"bp", 1, 1), Lit(b"-"), Run(b"0-9A-Za-z-", 10, 255)),
-        *_tokens((b"xapp-",), Run(b"0-9", 1, 1), Lit(b"-"), Run(b"A-Z0-9", 1, 32), Lit(b"-"), Run(b"0-9", 1, 20),
-                 Lit(b"-"), Run(b"a-z0-9", 8, 128)),
-    )),
-    Rule(50, "webhook_url", CONTEXT, (
-        KeyValue(b"hooks.slack.com/", rb"(?:services|workflows|triggers)/", Segs((Run(b"a-z0-9/_-", 8, 256),))),
-        *_key_values((b"discord.com/api/webhooks/", b"discordapp.com/api/webhooks/"), b"",
-                     Segs((Run(b"0-9", 1, 20), Lit(b"/"), Run(b"a-z0-9_-", 1, 128)))),
-        KeyValue(b".webhook.office.com/webhookb2/", b"", Segs((Run(rb"^\s\"'\\?#", 8, 512),))),
-    )),
-    Rule(51, "stripe_key", TOKEN, (
-        *_tokens((b"sk_live_", b"sk_test_", b"sk_prod_", b"rk_live_", b"rk_test_", b"rk_prod_"), Run(b"A-Za-z0-9", 10, 99)),
-        *_tokens((b"whsec_",), Run(b"A-Za-z0-9", 24, 64)),
-    )),
-    Rule(52, "twilio_key", TOKEN, (Token(b"SK", (Run(b"0-9a-fA-F", 32, 32),), left=ALNUM_LEFT, right_reject=b"A-Za-z0-9"),)),
-    Rule(53, "sendgrid_key", TOKEN, _tokens((b"SG.",), Run(B64URL, 22, 22), Lit(b"."), Run(B64URL, 43, 43))),
-    Rule(54, "telegram_bot_token", TOKEN, (BotToken(),)),
-    Rule(55, "vault_token", TOKEN, (
-        *_tokens((b"hvs.", b"hvb.", b"hvr."), Run(B64URL, 24, 4096)),
-        Anchored(b".atlasv1.", (Run(b"a-z0-9_=-", 60, 70),), rb"[a-z0-9]{14}", 14),
-    )),
-    Rule(56, "digitalocean_token", TOKEN, _tokens((b"dop_v1_", b"doo_v1_", b"dor_v1_"), Run(b"a-f0-9", 64, 64))),
-    Rule(57, "shopify_token", TOKEN, _tokens((b"shpat_", b"shpca_", b"shppa_", b"shpss_"), Run(b"a-fA-F0-9", 32, 32))),
-    Rule(58, "observability_token", TOKEN, (
-        *_tokens((b"dapi",), Run(b"a-f0-9", 32, 32), Alt(((Lit(b"-"), Run(b"0-9", 1, 1)), ()))),
-        *_tokens((b"glsa_",), Run(b"A-Za-z0-9", 32, 32), Lit(b"_"), Run(b"A-Fa-f0-9", 8, 8)),
-        *_tokens((b"glc_",), Run(b"A-Za-z0-9+/", 32, 400), Run(b"=", 0, 2)),
-        *_tokens((b"sntrys_", b"sntryu_"), Run(b"A-Za-z0-9+/=._-", 20, 4096)),
-    )),
-    Rule(59, "saas_token", TOKEN, (
-        *_tokens((b"dp.pt.", b"dp.st.", b"dp.sa.", b"dp.ct.", b"dp.scim.", b"dp.audit."), Run(b"A-Za-z0-9", 40, 44)),
-        *_tokens((b"ops_eyJ",), Run(b"A-Za-z0-9+/=_-", 40, 4096)),
-        *_tokens((b"lin_api_",), Run(b"A-Za-z0-9", 40, 40)),
-        *_tokens((b"ntn_",), Run(b"A-Za-z0-9", 40, 50)),
-        *_tokens((b"PMAK-",), Run(b"a-f0-9", 24, 24), Lit(b"-"), Run(b"a-f0-9", 34, 34)),
-        *_tokens((b"dckr_pat_", b"dckr_oat_"), Run(B64URL, 27, 64)),
-        *_tokens((b"pscale_tkn_", b"pscale_pw_", b"pscale_oauth_"), Run(b"A-Za-z0-9=._-", 32, 64)),
-        *_tokens((b"ATATT3",), Run(b"A-Za-z0-9_=-", 100, 300)),
-    )),
-    Rule(60, "hex_key_context", TOKEN, (
-        *_tokens((b"key-",), Run(b"a-f0-9", 32, 32), left=WORD_LEFT),
-        Anchored(b"-us", (Run(b"0-9", 1, 2),), rb"[0-9a-f]{32}", 32),
-    )),
-)
+def parse_rules(text: str, source: str, base_fragments: Mapping[str, str] | None = None,
+                first_number: int = 1) -> tuple[Rule, ...]:
+    """The rules of one rule file; `base_fragments` are the package's, which a workspace file may use."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleFileError(f"{source}: not valid TOML: {exc}") from None
+    top = _Fields(doc, source)
+    own = top.get("fragments", dict, {})
+    rule_tables = top.get("rule", list, [])
+    top.done()
+    fragments = dict(base_fragments or {})
+    for name, value in own.items():
+        if not _FRAGMENT_NAME.fullmatch(name) or not isinstance(value, str):
+            raise RuleFileError(f"{source}: fragment '{name}' needs an upper-case name and a string value")
+        if name in fragments:
+            raise RuleFileError(f"{source}: fragment '{name}' is already defined by the package rule file")
+        fragments[name] = value
+    rules = tuple(_rule(table, f"{source}: rule {index}", fragments, source) for index, table in enumerate(rule_tables, 1))
+    seen_ids: set[str] = set()
+    seen_numbers: set[int] = set()
+    for rule in rules:
+        if rule.number < first_number:
+            raise RuleFileError(f"{source}: rule {rule.rule_id}: field 'number' must be at least {first_number}")
+        if rule.rule_id in seen_ids or rule.number in seen_numbers:
+            raise RuleFileError(f"{source}: rule {rule.rule_id}: duplicate id or number {rule.number}")
+        seen_ids.add(rule.rule_id)
+        seen_numbers.add(rule.number)
+    return rules
+
+
+def _package_text() -> str:
+    return resources.files("harness.text").joinpath(PACKAGE_FILE).read_text(encoding="utf-8")
+
+
+def package_fragments() -> dict[str, str]:
+    """The `[fragments]` of the package rule file, which workspace rule files may name."""
+    return dict(tomllib.loads(_package_text()).get("fragments", {}))
+
+
+def _package_rules() -> tuple[Rule, ...]:
+    rules = parse_rules(_package_text(), PACKAGE_FILE)
+    for rule in rules:
+        if rule.number >= WORKSPACE_FIRST_NUMBER:
+            raise RuleFileError(f"{PACKAGE_FILE}: rule {rule.rule_id}: numbers from {WORKSPACE_FIRST_NUMBER} on "
+                                "belong to workspace rules")
+    return rules
+
+
+CATALOGUE: tuple[Rule, ...] = _package_rules()

@@ -1,0 +1,227 @@
+"""The shape layer's regex engine, chosen by measurement (issue 8; docs/decisions.md, "Redaction engine").
+
+Usage: python bench/redact_engines.py [--quick]. Prints one JSON document. Three engines run the same
+ruleset (every pattern of the catalogue, each on the lowered copy or the original bytes as the
+catalogue says) over the same inputs:
+
+- `current`: the shape engine as shipped (one Aho-Corasick pass gating stdlib `re` matches at literal
+  hits, with the rules' checks and stop-lists), i.e. the full layer (b);
+- `re2`: google-re2, one RE2::Set per text copy telling which patterns occur, then `finditer` of each
+  occurring pattern for its spans (RE2 has no possessive repeats and no repeat over 1000, so runs are
+  written greedy and long bounds become open, to be clamped in code);
+- `hyperscan`: one Hyperscan block-mode database per text copy with leftmost start of match, every
+  match reported to a Python callback (Hyperscan reports each end offset, it has no capture groups).
+
+Every figure has the same-run baseline of redact_bench.py (one literal-first `ghp_` rule in stdlib
+`re`), as a ratio. The adversarial rows time each engine on the worst of the redact_bench inputs at
+8 KiB and the growth per doubling up to 1 MiB; the `user rule` rows show what an engine does with a
+rule a user might write in a rule file (`[a-z]+[0-9]`, quadratic under backtracking).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
+
+import hyperscan  # noqa: E402
+import re2  # noqa: E402
+from _common import emit, median, row  # noqa: E402
+from redact_bench import ADVERSARIAL_UNITS, adversarial, baseline, chunks, corpus  # noqa: E402
+
+from harness.text.redact_detectors import KeyValue, SecretManifest  # noqa: E402
+from harness.text.redact_engine import ENGINE  # noqa: E402
+
+_POSSESSIVE = re.compile(rb"(\{[0-9]+(?:,[0-9]*)?\})\+")
+_LONG_BOUND = re.compile(rb"\{([0-9]+),([0-9]{3,})\}")
+_NAMED = re.compile(rb"\(\?P<[a-z]+>")
+USER_RULE = rb"[a-z]+[0-9]"
+
+
+def ruleset() -> tuple[list[bytes], list[bytes]]:
+    """Every rule of the catalogue as literal-first regexes, split by the text copy each runs on: (lowered, original)."""
+    lowered: list[bytes] = []
+    original: list[bytes] = []
+    for rule in ENGINE.rules:
+        for detector in rule.detectors:
+            on_lowered = isinstance(detector, SecretManifest) or (isinstance(detector, KeyValue) and not detector.original)
+            # A key rule as one whole-match regex: its key, then its value run (the bare one when it has one).
+            patterns = detector.patterns
+            source = patterns[0].pattern + (patterns[-1].pattern if isinstance(detector, KeyValue) else b"")
+            (lowered if on_lowered else original).append(source)
+    return sorted(set(lowered)), sorted(set(original))
+
+
+def portable(source: bytes, named: bool = True) -> bytes:
+    """The pattern in the syntax RE2 and Hyperscan share: greedy runs, bounds of 100 and over open (Hyperscan
+    refuses `{1,256}` with a start of match as too large; RE2 refuses repeats over 1000)."""
+    source = _POSSESSIVE.sub(rb"\1", source)
+    source = _LONG_BOUND.sub(lambda m: b"{%s,}" % m.group(1), source)
+    return source if named else _NAMED.sub(b"(?:", source)
+
+
+class Re2Engine:
+    """RE2::Set to learn which patterns occur, then each one's spans."""
+
+    def __init__(self, lowered: list[bytes], original: list[bytes]) -> None:
+        options = re2.Options()
+        options.encoding = re2.Options.Encoding.LATIN1
+        options.max_mem = 256 << 20
+        self.parts = []
+        for patterns in (lowered, original):
+            rset = re2.Set.SearchSet(options)
+            compiled = []
+            for source in patterns:
+                rset.Add(portable(source))
+                compiled.append(re2.compile(portable(source), options))
+            rset.Compile()
+            self.parts.append((rset, compiled))
+
+    def spans(self, buf: bytes, lo: bytes) -> list[tuple[int, int, int]]:
+        out: list[tuple[int, int, int]] = []
+        for (rset, compiled), text in zip(self.parts, (lo, buf)):
+            for index in rset.Match(text) or ():
+                out.extend((index, m.start(), m.end()) for m in compiled[index].finditer(text))
+        return out
+
+
+class HyperscanEngine:
+    """One block-mode database per text copy; leftmost start of match; all matches to a callback."""
+
+    def __init__(self, lowered: list[bytes], original: list[bytes]) -> None:
+        self.parts = []
+        self.refused: list[str] = []
+        for patterns in (lowered, original):
+            kept = []
+            for source in patterns:
+                expr = portable(source, named=False)
+                probe = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                try:
+                    probe.compile(expressions=[expr], flags=[hyperscan.HS_FLAG_SOM_LEFTMOST])
+                except hyperscan.error as exc:
+                    self.refused.append(f"{source[:40]!r}: {exc}")
+                    continue
+                kept.append(expr)
+            database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            database.compile(expressions=kept, ids=list(range(len(kept))),
+                             flags=[hyperscan.HS_FLAG_SOM_LEFTMOST] * len(kept))
+            self.parts.append(database)
+
+    def spans(self, buf: bytes, lo: bytes) -> list[tuple[int, int, int]]:
+        out: list[tuple[int, int, int]] = []
+
+        def found(index: int, start: int, end: int, flags: int, context: object) -> None:
+            out.append((index, start, end))
+
+        for database, text in zip(self.parts, (lo, buf)):
+            database.scan(text, match_event_handler=found)
+        return out
+
+
+def current(buf: bytes, lo: bytes) -> list:
+    return ENGINE.spans(buf, lo)
+
+
+def _best_ms(func: Callable[[], object], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter_ns()
+        func()
+        best = min(best, (time.perf_counter_ns() - start) / 1e6)
+    return best
+
+
+def _growth(times: list[float]) -> float:
+    """Growth per doubling from the first size to the last (geometric mean: sub-millisecond steps are noisy)."""
+    return (max(times[-1], 1e-3) / max(times[0], 1e-3)) ** (1 / (len(times) - 1))
+
+
+def _mbps(func: Callable[[bytes, bytes], object], pieces: list[bytes]) -> float:
+    lowered = [piece.lower() for piece in pieces]
+    start = time.perf_counter()
+    for piece, lo in zip(pieces, lowered):
+        func(piece, lo)
+    return sum(map(len, pieces)) / (time.perf_counter() - start) / 1e6
+
+
+def _baseline_mbps(pieces: list[str]) -> float:
+    start = time.perf_counter()
+    for piece in pieces:
+        baseline(piece)
+    return sum(len(p.encode()) for p in pieces) / (time.perf_counter() - start) / 1e6
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a seconds-long smoke run")
+    args = parser.parse_args(argv)
+    lowered, original = ruleset()
+    build = time.perf_counter()
+    engines: dict[str, Callable[[bytes, bytes], object]] = {"current": current}
+    compile_ms = {"current": 0.0}
+    engines["re2"] = Re2Engine(lowered, original).spans
+    compile_ms["re2"] = (time.perf_counter() - build) * 1e3
+    build = time.perf_counter()
+    hs = HyperscanEngine(lowered, original)
+    engines["hyperscan"] = hs.spans
+    compile_ms["hyperscan"] = (time.perf_counter() - build) * 1e3
+
+    size, repeats = (300_000, 3) if args.quick else (4_000_000, 5)
+    text = corpus(size)
+    results = []
+    for chunk in (8192,):
+        pieces = chunks(text, chunk)
+        base = _baseline_mbps(pieces)
+        encoded = [piece.encode() for piece in pieces]
+        for name, engine in engines.items():
+            mbps = _mbps(engine, encoded)
+            results.append(row(f"{name}: mixed tool output, {chunk // 1024} KiB chunks", mbps, "MB/s", target=">= 50",
+                               meets_target=mbps >= 50, baseline=base, ratio=mbps / base))
+
+    sizes = [8192 << i for i in range(4 if args.quick else 8)]  # 8 KiB to 1 MiB
+    for name, engine in engines.items():
+        worst_name, worst_ms, worst_growth, worst_times, worst_unit = "", 0.0, 0.0, [], ""
+        for unit in ADVERSARIAL_UNITS:
+            inputs = [adversarial(unit, n).encode() for n in sizes]
+            times = [_best_ms(lambda b=b: engine(b, b.lower()), repeats) for b in inputs]
+            growth = _growth(times)
+            if times[0] > worst_ms:
+                worst_name, worst_ms = unit, times[0]
+            if growth > worst_growth:
+                worst_growth, worst_times, worst_unit = growth, times, unit
+        base_text = adversarial(worst_name, 8192)
+        base = median([_best_ms(lambda: baseline(base_text), 3) for _ in range(repeats)])
+        results.append(row(f"{name}: worst adversarial 8 KiB ({worst_name})", worst_ms, "ms", target="<= 5",
+                           meets_target=worst_ms <= 5, baseline=base, ratio=worst_ms / max(base, 1e-6)))
+        results.append(row(f"{name}: worst growth per doubling 8 KiB -> {sizes[-1] // 1024} KiB ({worst_unit})", worst_growth,
+                           "x per doubling", target="<= 2.2", meets_target=worst_growth <= 2.2,
+                           times_ms=[round(t, 3) for t in worst_times]))
+
+    # A rule as a user might write it, on the input that makes a backtracking engine quadratic.
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    user = {"current": re.compile(USER_RULE).search, "re2": re2.compile(USER_RULE, options).search}
+    user_db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    user_db.compile(expressions=[USER_RULE], flags=[hyperscan.HS_FLAG_SOM_LEFTMOST])
+    user["hyperscan"] = lambda b: user_db.scan(b, match_event_handler=lambda *a: None)
+    user_sizes = [8192 << i for i in range(3 if args.quick else 4)]
+    for name, search in user.items():
+        inputs = [b"a" * n for n in user_sizes]
+        times = [_best_ms(lambda b=b: search(b), 1) for b in inputs]
+        growth = _growth(times)
+        results.append(row(f"{name}: user rule {USER_RULE.decode()} on a's, 8 KiB", times[0], "ms",
+                           growth_per_doubling=round(growth, 2), times_ms=[round(t, 3) for t in times]))
+    emit("redact_engines", results, quick=args.quick, corpus_bytes=len(text.encode()), pid=os.getpid(),
+         patterns={"lowered": len(lowered), "original": len(original)},
+         compile_ms={k: round(v, 1) for k, v in compile_ms.items()}, hyperscan_refused=hs.refused)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
