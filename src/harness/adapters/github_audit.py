@@ -101,7 +101,7 @@ TABLE = Table(
 def _derive(record: dict[str, Any], kind: str) -> Derived:
     return Derived(
         actor=text(record, "actor"),
-        metadata={"location": country_code(text(record, "actor_location.country_code", "actor_location.country"))},
+        metadata={"location": country_code(text(record, "actor_location.country_code", "actor_location.country_name"))},
     )
 
 

@@ -1,7 +1,7 @@
 """Okta System Log API records (`GET /api/v1/logs`: a JSON array per page, or one record per line).
 
 Actor: `actor.alternateId` (the login, or `system@okta.com` for Okta itself), else its display name, else its
-id. Every System Log record has an actor, so none is an error. A refused or denied sign-in
+id (targets likewise; Okta's placeholder alternateId "unknown" counts as none). Every System Log record has an actor, so none is an error. A refused or denied sign-in
 (`outcome.result` FAILURE or DENY) is `login_failure`. `location` is the alpha-2 code of
 `client.geographicalContext.country` (omitted when the country is not one ISO knows).
 """
@@ -93,19 +93,25 @@ def _targets(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
+def _name(entity: Any) -> str:
+    """alternateId, else displayName, else id; Okta writes the alternateId "unknown" when there is none."""
+    alternate = text(entity, "alternateId")
+    return alternate if alternate and alternate != "unknown" else text(entity, "displayName", "id")
+
+
 def _target_of(targets: list[dict[str, Any]], *kinds: str) -> str:
     for target in targets:
         if text(target, "type").lower() in kinds:
-            return text(target, "alternateId", "displayName", "id")
+            return _name(target)
     return ""
 
 
 def _derive(record: dict[str, Any], kind: str) -> Derived:
-    actor = text(record, "actor.alternateId", "actor.displayName", "actor.id")
+    actor = _name(get(record, "actor"))
     if not actor:
         raise AdapterError("actor.alternateId", "is required (no alternateId, displayName or id)")
     targets = _targets(record)
-    first = text(targets[0], "alternateId", "displayName", "id") if targets else ""
+    first = _name(targets[0]) if targets else ""
     failed = kind in _SIGN_INS and text(record, "outcome.result").upper() in _FAILED
     role = _target_of(targets, "role") or text(record, "debugContext.debugData.privilegeGranted")
     return Derived(
@@ -128,11 +134,11 @@ def to_event(record: Any) -> dict[str, Any]:
 
 
 def detect(document: Any) -> bool:
-    """A System Log record: `uuid`, `published`, `eventType`, and an `actor` object."""
+    """A System Log record: `published`, `eventType`, and an `actor` object."""
     record = first_record(document)
     return (
         isinstance(record, dict)
-        and all(key in record for key in ("uuid", "published", "eventType"))
+        and all(key in record for key in ("published", "eventType"))
         and isinstance(record.get("actor"), dict)
     )
 
