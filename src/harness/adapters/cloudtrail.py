@@ -114,6 +114,18 @@ TABLE = Table(
         "group": ("requestParameters.groupName",),
         "mfa_used": ("additionalEventData.MFAUsed",),
     },
+    actor_rule=(
+        "IAM user: `userName`; AssumedRole: the session name (last part of `arn`); FederatedUser: its name; Root: "
+        "`root`; AWSService: `invokedBy`; otherwise `userName`, `onBehalfOf.userId`, `principalId` or `invokedBy`. "
+        "Required."
+    ),
+    derived={
+        "session_name": "AssumedRole: the role session name",
+        "actor_role": "AssumedRole: the role (`sessionContext.sessionIssuer.userName`)",
+        "role": "policy events: the policy granted or removed (last part of `policyArn`, or `policyName`); "
+        "AssumeRole: the role assumed; otherwise the actor's assumed role",
+        "type": "`login_failure` when a sign-in has `responseElements.ConsoleLogin` = Failure or an `errorMessage`",
+    },
 )
 
 

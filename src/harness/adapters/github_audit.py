@@ -95,6 +95,8 @@ TABLE = Table(
         "token_type": ("programmatic_access_type",),
         "request_id": ("request_id",),
     },
+    actor_rule="`actor` (the login); may be empty, since GitHub records some events with no actor.",
+    derived={"location": "ISO 3166 alpha-2 code of `actor_location.country_code` (or `country_name`)"},
 )
 
 

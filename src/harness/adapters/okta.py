@@ -85,6 +85,18 @@ TABLE = Table(
         "message": ("displayMessage",),
         "transaction_id": ("transaction.id",),
     },
+    actor_rule=(
+        "`actor.alternateId`, else `actor.displayName`, else `actor.id` (Okta's `unknown` counts as none). Required."
+    ),
+    derived={
+        "target": "the first `target` entry (alternateId, else displayName, else id)",
+        "location": "ISO 3166 alpha-2 code of `client.geographicalContext.country` (omitted when unknown)",
+        "target_user": "the first `target` of type User",
+        "group": "the first `target` of type UserGroup",
+        "app": "the first `target` of type AppInstance",
+        "role": "the first `target` of type Role, else `debugContext.debugData.privilegeGranted`",
+        "type": "`login_failure` when a sign-in's `outcome.result` is FAILURE or DENY",
+    },
 )
 
 

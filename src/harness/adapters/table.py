@@ -32,6 +32,8 @@ class Table:
       an unlisted name is looked up by the value at `fallback_path` in `fallback_types`, else `default_type`.
     - `target_paths`, `org_paths`: first non-empty string wins.
     - `metadata`: projected key -> paths (first non-empty string wins; absent keys are omitted).
+    - `actor_rule` and `derived` (metadata key -> how the code derives it) document the hooks, for the
+      README's mapping tables (scripts/adapter_tables.py renders them).
     """
 
     format: str
@@ -46,6 +48,8 @@ class Table:
     fallback_path: str = ""
     fallback_types: Mapping[str, str] = field(default_factory=dict)
     default_type: str = GENERIC_TYPE
+    actor_rule: str = ""
+    derived: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_types(f"{self.format} table", {**self.types, **self.fallback_types, "": self.default_type})
