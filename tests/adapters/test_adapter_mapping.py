@@ -162,3 +162,11 @@ def test_every_table_names_only_vocabulary_types() -> None:
     for fmt in ADAPTERS.values():
         assert set(fmt.table.types.values()) | set(fmt.table.fallback_types.values()) <= set(EVENT_TYPES)
         assert fmt.table.format == fmt.name and fmt.table.source == fmt.source
+
+
+def test_auto_refuses_a_document_two_formats_claim() -> None:
+    both = {"published": "2026-04-10T09:00:00Z", "eventType": "x", "actor": {"id": "1"}, "action": "x",
+            "created_at": 1775811600000}
+    with pytest.raises(AdapterError) as caught:
+        choose(both)
+    assert str(caught.value) == "several formats recognize this input (okta, github-audit); name one with --format"
