@@ -31,14 +31,23 @@ RATIO = 1.5
 def cloudtrail_record(n: int) -> dict[str, Any]:
     user = f"user{n % 500}"
     return {
-        "eventVersion": "1.09", "eventID": f"{n:08x}-0000-4000-8000-000000000000",
+        "eventVersion": "1.09",
+        "eventID": f"{n:08x}-0000-4000-8000-000000000000",
         "eventTime": f"2026-04-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:{n // 60 % 60:02d}Z",
-        "eventSource": "s3.amazonaws.com", "eventName": ("GetObject", "PutObject", "ConsoleLogin")[n % 3],
-        "eventType": "AwsApiCall", "awsRegion": "us-east-1", "sourceIPAddress": f"203.0.{n % 256}.{n // 256 % 256}",
-        "userAgent": "aws-cli/2.15.30", "recipientAccountId": "111122223333",
-        "userIdentity": {"type": "IAMUser", "principalId": f"AIDA{n % 500:08d}",
-                         "arn": f"arn:aws:iam::111122223333:user/{user}", "accountId": "111122223333",
-                         "userName": user},
+        "eventSource": "s3.amazonaws.com",
+        "eventName": ("GetObject", "PutObject", "ConsoleLogin")[n % 3],
+        "eventType": "AwsApiCall",
+        "awsRegion": "us-east-1",
+        "sourceIPAddress": f"203.0.{n % 256}.{n // 256 % 256}",
+        "userAgent": "aws-cli/2.15.30",
+        "recipientAccountId": "111122223333",
+        "userIdentity": {
+            "type": "IAMUser",
+            "principalId": f"AIDA{n % 500:08d}",
+            "arn": f"arn:aws:iam::111122223333:user/{user}",
+            "accountId": "111122223333",
+            "userName": user,
+        },
         "requestParameters": {"bucketName": "payments-artifacts", "key": f"build/{n}.tar.gz"},
     }
 
@@ -75,11 +84,26 @@ def run(count: int) -> list[dict[str, Any]]:
         base_wall, base_rss = child(["--child-ingest", str(root / "harness-store"), "harness", str(harness)])
         wall, rss = child(["--child-ingest", str(root / "vendor-store"), "cloudtrail", str(vendor)])
     return [
-        row("cloudtrail_ingest_peak_rss", rss, "MiB", target=f"<= {PEAK_RSS_MIB} MiB and <= {RATIO}x the harness shape",
-            meets_target=rss <= PEAK_RSS_MIB and rss <= RATIO * base_rss, baseline=base_rss, ratio=rss / base_rss,
-            events=count),
-        row("cloudtrail_ingest_wall", wall, "s", target="reported beside the harness-shape ingest",
-            meets_target=True, baseline=base_wall, ratio=wall / base_wall, events=count),
+        row(
+            "cloudtrail_ingest_peak_rss",
+            rss,
+            "MiB",
+            target=f"<= {PEAK_RSS_MIB} MiB and <= {RATIO}x the harness shape",
+            meets_target=rss <= PEAK_RSS_MIB and rss <= RATIO * base_rss,
+            baseline=base_rss,
+            ratio=rss / base_rss,
+            events=count,
+        ),
+        row(
+            "cloudtrail_ingest_wall",
+            wall,
+            "s",
+            target="reported beside the harness-shape ingest",
+            meets_target=True,
+            baseline=base_wall,
+            ratio=wall / base_wall,
+            events=count,
+        ),
     ]
 
 

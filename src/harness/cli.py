@@ -12,8 +12,8 @@ from typing import Any, NoReturn
 import click
 
 from harness import __version__
-from harness.cliargs import Flag, convert, flags_for, read_json_argument
 from harness.adapters.registry import FORMAT_NAMES, HARNESS
+from harness.cliargs import Flag, convert, flags_for, read_json_argument
 from harness.config import ConfigError, Overrides, Settings, load_settings
 from harness.dispatch import ArgumentError, CallContext, Outcome, Recorder, dispatch, error_outcome
 from harness.errors import HarnessError, InvalidInput, LedgerUnavailableError

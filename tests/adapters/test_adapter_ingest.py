@@ -69,7 +69,11 @@ def test_each_format_ingests_and_reads_back_through_both_front_doors(ws: Path, n
     count = len(SAMPLES[name])
     summary = result.json()
     assert (summary["records"], summary["added"], summary["skipped_duplicates"], summary["rejected"]) == (
-        count, count, 0, 0)
+        count,
+        count,
+        0,
+        0,
+    )
     by_id = stored(ws)
     answer = call(ws, "search_events", {"limit": 500})
     views = answer.document["events"]
@@ -81,7 +85,11 @@ def test_each_format_ingests_and_reads_back_through_both_front_doors(ws: Path, n
         if not expected["id"].endswith("-sha256-"):
             assert view["id"] == expected["id"]
         assert (view["type"], view["actor"], view["source"], view["timestamp"]) == (
-            expected["type"], expected["actor"], expected["source"], expected["timestamp"])
+            expected["type"],
+            expected["actor"],
+            expected["source"],
+            expected["timestamp"],
+        )
         assert (view["action"], view["target"]) == (expected["payload"]["action"], expected["payload"]["target"])
         shown = {k: v for k, v in expected["payload"]["metadata"].items() if k in METADATA_ALLOWLIST}
         assert view["metadata"] == shown
@@ -108,8 +116,12 @@ def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
     harness_file.write_text('{"id":"own-1","timestamp":"2026-04-10T09:00:00Z","actor":"me","type":"login"}\n')
     lookup = ws.parent / "lookup-events.json"
     first = cloudtrail_samples.CASES[0][0]
-    lookup.write_text(json.dumps({"Events": [{"EventId": first["eventID"], "CloudTrailEvent": json.dumps(first)}],
-                                  "NextToken": "abc"}, indent=4))
+    lookup.write_text(
+        json.dumps(
+            {"Events": [{"EventId": first["eventID"], "CloudTrailEvent": json.dumps(first)}], "NextToken": "abc"},
+            indent=4,
+        )
+    )
     result = ingest(ws, "--format", "auto", *map(str, paths), str(harness_file), str(lookup))
     assert result.exit_code == 0, result.stdout
     assert result.stderr.splitlines() == [
@@ -130,7 +142,8 @@ def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> N
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, harness)")
+        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, harness)"
+    )
     assert Store(ws / "store").head() == ""
 
 
@@ -149,7 +162,7 @@ def test_errors_name_file_record_and_field_and_write_nothing(ws: Path) -> None:
         lines: f'{lines}:3: field "published": is required',
         page: f'{page}[2]: field "actor.alternateId": is required (no alternateId, displayName or id)',
         s3: f'{s3}:2[0]: field "eventTime": expected an RFC 3339 time, a UTC time without offset, or epoch seconds '
-            'or milliseconds, got "soon"',
+        'or milliseconds, got "soon"',
         broken: f"{broken}:2: malformed JSON at line 1 column 2",
     }
     for path, message in expected.items():
@@ -164,8 +177,12 @@ def test_rejects_file_takes_the_refused_records_and_the_counts_add_up(ws: Path) 
     gh = records("github-audit")
     data = ws.parent / "gh.jsonl"
     bad_time = {**gh[3], "@timestamp": "later"}
-    data.write_text("\n".join([json.dumps(gh[0]), json.dumps(gh[1]), "{oops", json.dumps(bad_time), json.dumps(gh[0]),
-                               json.dumps(gh[2])]) + "\n")
+    data.write_text(
+        "\n".join(
+            [json.dumps(gh[0]), json.dumps(gh[1]), "{oops", json.dumps(bad_time), json.dumps(gh[0]), json.dumps(gh[2])]
+        )
+        + "\n"
+    )
     rejects = ws.parent / "rejects.jsonl"
     result = ingest(ws, "--format", "github-audit", "--rejects", str(rejects), str(data))
     assert result.exit_code == 0, result.stdout
@@ -192,7 +209,8 @@ def test_reingest_after_a_mapping_change_reports_duplicates(ws: Path, monkeypatc
     changed.write_text(json.dumps({"Records": [{**first, "sourceIPAddress": "192.0.2.1"}]}))
     refused = ingest(ws, "--format", "cloudtrail", str(changed))
     assert refused.json()["error"]["message"] == (
-        f'{changed}:1[0]: id "cloudtrail-{first["eventID"]}" already stored with different content')
+        f'{changed}:1[0]: id "cloudtrail-{first["eventID"]}" already stored with different content'
+    )
 
 
 def test_stdin_plain_and_gzipped(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:

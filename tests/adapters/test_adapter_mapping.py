@@ -68,9 +68,16 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
 
 def test_lookup_events_items_map_their_embedded_record() -> None:
     rec, expected = cloudtrail_samples.CASES[0]
-    item = {"EventId": rec["eventID"], "EventName": "ConsoleLogin", "ReadOnly": "false", "EventTime": 1775811660.0,
-            "EventSource": "signin.amazonaws.com", "Username": "alice", "Resources": [],
-            "CloudTrailEvent": json.dumps(rec)}
+    item = {
+        "EventId": rec["eventID"],
+        "EventName": "ConsoleLogin",
+        "ReadOnly": "false",
+        "EventTime": 1775811660.0,
+        "EventSource": "signin.amazonaws.com",
+        "Username": "alice",
+        "Resources": [],
+        "CloudTrailEvent": json.dumps(rec),
+    }
     event = ADAPTERS["cloudtrail"].to_event(item)
     assert event["payload"]["raw"] == rec
     assert event["id"] == expected["id"] and event["type"] == "login" and event["actor"] == "alice"
@@ -80,17 +87,27 @@ def test_lookup_events_items_map_their_embedded_record() -> None:
 
 def test_lake_rows_with_rendered_nested_columns() -> None:
     row = [
-        {"eventID": "9a1b-lake"}, {"eventTime": "2026-04-10 09:00:00.000"}, {"eventName": "AttachUserPolicy"},
-        {"eventSource": "iam.amazonaws.com"}, {"eventType": "AwsApiCall"}, {"recipientAccountId": "111122223333"},
+        {"eventID": "9a1b-lake"},
+        {"eventTime": "2026-04-10 09:00:00.000"},
+        {"eventName": "AttachUserPolicy"},
+        {"eventSource": "iam.amazonaws.com"},
+        {"eventType": "AwsApiCall"},
+        {"recipientAccountId": "111122223333"},
         {"sourceIPAddress": "203.0.113.10"},
-        {"userIdentity": "{type=AssumedRole, principalid=AROAX:carol, arn=arn:aws:sts::111122223333:assumed-role/"
-                         "OrgAdmin/carol, accountid=111122223333, sessioncontext={sessionissuer={type=Role, "
-                         "username=OrgAdmin}, attributes={mfaauthenticated=true}}, invokedby=null}"},
+        {
+            "userIdentity": "{type=AssumedRole, principalid=AROAX:carol, arn=arn:aws:sts::111122223333:assumed-role/"
+            "OrgAdmin/carol, accountid=111122223333, sessioncontext={sessionissuer={type=Role, "
+            "username=OrgAdmin}, attributes={mfaauthenticated=true}}, invokedby=null}"
+        },
         {"requestParameters": "{userName=bob, policyArn=arn:aws:iam::aws:policy/AdministratorAccess}"},
     ]
     event = ADAPTERS["cloudtrail"].to_event(row)
     assert (event["id"], event["timestamp"], event["type"], event["actor"]) == (
-        "cloudtrail-9a1b-lake", "2026-04-10T09:00:00Z", "permission_change", "carol")
+        "cloudtrail-9a1b-lake",
+        "2026-04-10T09:00:00Z",
+        "permission_change",
+        "carol",
+    )
     assert event["payload"]["target"] == "bob"
     assert event["payload"]["metadata"]["role"] == "AdministratorAccess"
     assert event["payload"]["metadata"]["actor_role"] == "OrgAdmin"
@@ -120,8 +137,11 @@ def test_vendor_times(value: Any, stored: str) -> None:
     [
         (None, 'field "t": is required'),
         (True, 'field "t": expected an RFC 3339 time'),
-        ("yesterday", 'field "t": expected an RFC 3339 time, a UTC time without offset, or epoch seconds or '
-                      'milliseconds, got "yesterday"'),
+        (
+            "yesterday",
+            'field "t": expected an RFC 3339 time, a UTC time without offset, or epoch seconds or '
+            'milliseconds, got "yesterday"',
+        ),
         ("2026-02-30T00:00:00Z", 'field "t": expected'),
         (10**17, 'field "t": epoch time 100000000000000000 is outside years 0001..9999'),
     ],
@@ -137,8 +157,11 @@ def test_unreadable_vendor_times_name_the_field(value: Any, message: str) -> Non
     [
         ("cloudtrail", lambda r: r.pop("eventTime"), 'field "eventTime": is required'),
         ("cloudtrail", lambda r: r.pop("userIdentity"), 'field "userIdentity": expected an object, got null'),
-        ("cloudtrail", lambda r: r.update(userIdentity={"type": "IAMUser"}),
-         'field "userIdentity": has no user name, session, principal id or invoking service'),
+        (
+            "cloudtrail",
+            lambda r: r.update(userIdentity={"type": "IAMUser"}),
+            'field "userIdentity": has no user name, session, principal id or invoking service',
+        ),
         ("cloudtrail", lambda r: r.update(eventID="has space"), 'field "eventID": is not usable as an event id'),
         ("okta", lambda r: r.update(actor={"type": "User"}), 'field "actor.alternateId": is required'),
         ("okta", lambda r: r.update(published="10/04/2026"), 'field "published": expected an RFC 3339 time'),
@@ -155,7 +178,15 @@ def test_unmappable_records_name_the_vendor_field(name: str, mutate: Any, messag
 
 def test_country_codes_from_names_and_codes() -> None:
     assert [country_code(v) for v in ("United States", "US", "us", "USA", "Russia", "Germany", "Atlantis", "")] == [
-        "US", "US", "US", "US", "RU", "DE", "", ""]
+        "US",
+        "US",
+        "US",
+        "US",
+        "RU",
+        "DE",
+        "",
+        "",
+    ]
 
 
 def test_every_table_names_only_vocabulary_types() -> None:
@@ -165,8 +196,13 @@ def test_every_table_names_only_vocabulary_types() -> None:
 
 
 def test_auto_refuses_a_document_two_formats_claim() -> None:
-    both = {"published": "2026-04-10T09:00:00Z", "eventType": "x", "actor": {"id": "1"}, "action": "x",
-            "created_at": 1775811600000}
+    both = {
+        "published": "2026-04-10T09:00:00Z",
+        "eventType": "x",
+        "actor": {"id": "1"},
+        "action": "x",
+        "created_at": 1775811600000,
+    }
     with pytest.raises(AdapterError) as caught:
         choose(both)
     assert str(caught.value) == "several formats recognize this input (okta, github-audit); name one with --format"

@@ -137,7 +137,8 @@ def _actor(identity: Any) -> tuple[str, dict[str, str]]:
     kind = text(identity, "type")
     arn = text(identity, "arn")
     if kind == "AssumedRole":
-        role = text(identity, "sessionContext.sessionIssuer.userName") or (arn.split("/")[1] if arn.count("/") >= 2 else "")
+        from_arn = arn.split("/")[1] if arn.count("/") >= 2 else ""
+        role = text(identity, "sessionContext.sessionIssuer.userName") or from_arn
         session = _last_segment(arn) if arn else text(identity, "principalId").rpartition(":")[2]
         return session, {"session_name": session, "actor_role": role}
     if kind == "FederatedUser":
@@ -180,7 +181,7 @@ def _lake_row(row: list[Any]) -> dict[str, Any]:
     for cell in row:
         if not isinstance(cell, dict) or len(cell) != 1:
             raise AdapterError("QueryResultRows", "each cell must be an object with one column")
-        (column, value), = cell.items()
+        ((column, value),) = cell.items()
         record[column] = read_lake_map(value) if isinstance(value, str) else value
     return record
 

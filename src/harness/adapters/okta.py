@@ -1,8 +1,9 @@
 """Okta System Log API records (`GET /api/v1/logs`: a JSON array per page, or one record per line).
 
 Actor: `actor.alternateId` (the login, or `system@okta.com` for Okta itself), else its display name, else its
-id (targets likewise; Okta's placeholder alternateId "unknown" counts as none). Every System Log record has an actor, so none is an error. A refused or denied sign-in
-(`outcome.result` FAILURE or DENY) is `login_failure`. `location` is the alpha-2 code of
+id (targets likewise; Okta's placeholder alternateId "unknown" counts as none). Every System Log record has
+an actor, so none is an error. A refused or denied sign-in (`outcome.result` FAILURE or DENY) is
+`login_failure`. `location` is the alpha-2 code of
 `client.geographicalContext.country` (omitted when the country is not one ISO knows).
 """
 

@@ -24,7 +24,7 @@ FORMAT_NAMES: tuple[str, ...] = (HARNESS, AUTO, *ADAPTERS)
 def is_harness_shape(document: Any) -> bool:
     """The harness's own records: `id` and `timestamp` at the top level (any key casing), or `{"events": [...]}`."""
     if isinstance(document, dict) and len(document) == 1:
-        (key, value), = document.items()
+        ((key, value),) = document.items()
         if normalize_key(key) == "events" and isinstance(value, list):
             document = value
     record = first_record(document)

@@ -15,7 +15,9 @@ from harness.text.sanitize import echo
 MILLIS_FROM = 100_000_000_000
 # Times with no zone: RFC 3339 without its offset, or the space-separated form CloudTrail Lake returns. Both are UTC.
 _NO_ZONE = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt ]([0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?)")
-_SPACED = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}) ([0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?)([Zz]|[+-][0-9]{2}:[0-9]{2})")
+_SPACED = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2}) ([0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?)([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
 _EPOCH_TEXT = re.compile(r"-?[0-9]{1,16}(?:\.[0-9]{1,9})?")
 _EXPECTED = "expected an RFC 3339 time, a UTC time without offset, or epoch seconds or milliseconds"
 
