@@ -460,7 +460,7 @@ def test_operator_commands_are_recorded_and_init_creates_the_ledger_first(tmp_pa
     calls = [
         ("cli.init", {"empty": True}, first),
         ("cli.init", {"empty": False}, again),
-        ("cli.ingest_events", {"files": [str(events)]}, ingest),
+        ("cli.ingest_events", {"files": [str(events)], "format": "harness", "rejects": ""}, ingest),
         ("cli.baseline_build", {}, build),
     ]
     assert len(rows) == 2 * len(calls)

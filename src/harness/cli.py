@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 import click
 
 from harness import __version__
+from harness.adapters.registry import FORMAT_NAMES, HARNESS
 from harness.cliargs import Flag, convert, flags_for, read_json_argument
 from harness.config import ConfigError, Overrides, Settings, load_settings
 from harness.dispatch import ArgumentError, CallContext, Outcome, Recorder, dispatch, error_outcome
@@ -475,19 +476,50 @@ def ingest_group() -> None:
     """Append records to the store from JSON Lines or JSON files ('-' reads stdin)."""
 
 
-def _ingest(app: App, stream: str, files: tuple[str, ...]) -> None:
+def _ingest(app: App, stream: str, files: tuple[str, ...], format_name: str = "harness", rejects: str = "") -> None:
     from harness.investigate.services import store
     from harness.store import ingest_files
 
     def run() -> dict[str, Any]:
         if not files:
             raise InvalidInput("FILE: at least one file (or - for stdin) is required")
-        return ingest_files(store(app.context()), stream, list(files), stderr=sys.stderr)
+        if not rejects:
+            return ingest_files(store(app.context()), stream, list(files), stderr=sys.stderr, format_name=format_name)
+        try:
+            out = open(rejects, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise InvalidInput(f"--rejects: cannot write {rejects}: {exc.strerror or exc}") from exc
+        with out:
+            return ingest_files(
+                store(app.context()), stream, list(files), stderr=sys.stderr, format_name=format_name, rejects=out
+            )
 
-    _recorded_operator(app, f"cli.ingest_{stream}", {"files": list(files)}, run)
+    arguments: dict[str, Any] = {"files": list(files)}
+    if stream == "events":
+        arguments.update(format=format_name, rejects=rejects)
+    _recorded_operator(app, f"cli.ingest_{stream}", arguments, run)
 
 
-for _stream in ("events", "findings", "baseline"):
+@ingest_group.command("events")
+@click.option(
+    "--format",
+    "format",
+    type=click.Choice(FORMAT_NAMES),
+    default=HARNESS,
+    show_default=True,
+    help="Input format: the harness's own records, a vendor log format, or auto (recognized per file).",
+)
+@click.option(
+    "--rejects", default="", help="Write each refused record with its reason here (JSON Lines) and ingest the rest."
+)
+@click.argument("files", nargs=-1)
+@click.pass_obj
+def ingest_events_command(app: App, format: str, rejects: str, files: tuple[str, ...]) -> None:  # noqa: A002
+    """Append events (all-or-nothing unless --rejects; duplicates are skipped). gzip files are read as such."""
+    _ingest(app, "events", files, format, rejects)
+
+
+for _stream in ("findings", "baseline"):
 
     def _make(stream: str) -> None:
         @ingest_group.command(stream)

@@ -42,7 +42,7 @@ def test_acceptance_checks_1_and_2(workdir: Path, store: Store) -> None:
     _write("ev.jsonl", "\n".join(EV_LINES) + "\n")
     first = _ingest(store, "events", "ev.jsonl")
     assert first["added"] == 4 and first["skipped_duplicates"] == 0 and first["records"] == 4
-    assert first == {"added": 4, "commit": store.head(), "files": 1, "records": 4, "skipped_duplicates": 0,
+    assert first == {"added": 4, "commit": store.head(), "files": 1, "records": 4, "rejected": 0, "skipped_duplicates": 0,
                      "stream": "events"}
     again = _ingest(store, "events", "ev.jsonl")
     assert (again["added"], again["skipped_duplicates"], again["commit"]) == (0, 4, "")
@@ -182,7 +182,7 @@ def test_progress_is_reported_on_stderr_for_large_inputs(
 def test_baseline_ingest(workdir: Path, store: Store) -> None:
     _write("b.json", json.dumps({"knownActors": ["baron"], "actor_hours": {"baron": [9, 2, 9]}}))
     summary = _ingest(store, "baseline", "b.json")
-    assert summary == {"added": 1, "commit": store.head(), "files": 1, "records": 1, "skipped_duplicates": 0,
+    assert summary == {"added": 1, "commit": store.head(), "files": 1, "records": 1, "rejected": 0, "skipped_duplicates": 0,
                        "stream": "baseline"}
     assert _ingest(store, "baseline", "b.json")["skipped_duplicates"] == 1
     with store.snapshot() as view:

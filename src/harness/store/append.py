@@ -7,7 +7,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from harness.errors import InvalidInput
@@ -50,8 +50,11 @@ def _process_lock(git_dir: str) -> threading.Lock:
         return _LOCKS.setdefault(git_dir, threading.Lock())
 
 
-def _keyed_survivors(index: Index, spec: StreamSpec, batch: EncodedBatch, old: str) -> tuple[Sequence[int], int]:
-    """Positions of records not stored yet at `old` (or later); identical ones are skipped, others refused."""
+def _keyed_survivors(
+    index: Index, spec: StreamSpec, batch: EncodedBatch, old: str, same: Callable[[bytes, bytes], bool]
+) -> tuple[Sequence[int], int]:
+    """Positions of records not stored yet at `old` (or later); ones `same` as the stored line are skipped,
+    others refused."""
     kept: list[int] = []
     skipped = 0
     with index.view(old) as view:
@@ -59,7 +62,7 @@ def _keyed_survivors(index: Index, spec: StreamSpec, batch: EncodedBatch, old: s
             stored = view.stored_line(spec.name, key)
             if stored is None:
                 kept.append(position)
-            elif stored == line:
+            elif same(stored, line):
                 skipped += 1
             else:
                 raise StoredConflict(position, _record_id(line))
@@ -88,10 +91,18 @@ def _lines(batch: EncodedBatch, kept: Sequence[int]) -> Iterator[bytes]:
 
 
 def append_encoded(
-    git: Git, index: Index, spec: StreamSpec, batch: EncodedBatch, limits: Limits, *, checked_at: str | None = None
+    git: Git,
+    index: Index,
+    spec: StreamSpec,
+    batch: EncodedBatch,
+    limits: Limits,
+    *,
+    checked_at: str | None = None,
+    same: Callable[[bytes, bytes], bool] | None = None,
 ) -> AppendResult:
     """Append validated, encoded records as one commit; `checked_at` is a commit the caller already checked
-    every record against for stored duplicates (the check is skipped when HEAD is still there)."""
+    every record against for stored duplicates (the check is skipped when HEAD is still there). A record whose
+    id is stored is a duplicate when `same(stored line, line)` (default: byte equality)."""
     if not len(batch):
         return AppendResult(0, 0, "")
     with _process_lock(str(git.git_dir)):
@@ -106,7 +117,7 @@ def append_encoded(
             elif checked_at is not None and checked_at == (old or ""):
                 kept, skipped = range(len(batch)), 0
             else:
-                kept, skipped = _keyed_survivors(index, spec, batch, old or "")
+                kept, skipped = _keyed_survivors(index, spec, batch, old or "", same or bytes.__eq__)
             if not kept:
                 return AppendResult(0, skipped, "")
             metas = [

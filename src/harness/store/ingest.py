@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import stat
 import sys
 import tempfile
+import zlib
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, BinaryIO, TextIO, overload
 
+from harness.adapters import ADAPTERS, AUTO, HARNESS, AdapterError, choose
+from harness.adapters.table import array_or_record
 from harness.errors import InvalidInput
 from harness.store.append import StoredConflict
 from harness.store.baseline import MAX_BASELINE_BYTES, parse_baseline
 from harness.store.models import RecordError
 from harness.store.store import Store
 from harness.store.streams import StreamSpec, encode_record, record_key, stream_spec
-from harness.text.canonjson import StrictJSONError, loads_strict
+from harness.text.canonjson import StrictJSONError, dumps, loads_strict
 from harness.text.casefold import normalize_key
 from harness.text.sanitize import echo, sanitize_field
 
@@ -25,6 +30,21 @@ PROGRESS_EVERY = 50_000
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 _JSON_WS = b" \t\r\n"
 _SPOOL_CHUNK = 8 * 1024 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
+_UNREADABLE_GZIP = (EOFError, OSError, zlib.error)
+
+
+def _gzip_magic(handle: BinaryIO) -> bool:
+    """Whether the input starts with the gzip magic number, read without consuming it."""
+    peek = getattr(handle, "peek", None)
+    if peek is not None:
+        return bytes(peek(2)[:2]) == _GZIP_MAGIC
+    if handle.seekable():
+        start = handle.tell()
+        head = handle.read(2)
+        handle.seek(start)
+        return head == _GZIP_MAGIC
+    return False
 
 
 class _Input:
@@ -44,28 +64,43 @@ class _Input:
                 raise InvalidInput(f"{self.name}: cannot read: {exc.strerror or exc}") from exc
             if stat.S_ISREG(info.st_mode):
                 self.size = info.st_size
+        self._raw = self._handle
+        if _gzip_magic(self._raw):
+            self._handle = gzip.GzipFile(fileobj=self._raw, mode="rb")  # type: ignore[assignment]
 
     @property
     def large(self) -> bool:
         return (self.size if self.size is not None else self.consumed) > PROGRESS_MIN_BYTES
 
     def readline(self, line_number: int) -> bytes:
-        line = self._handle.readline(MAX_DOCUMENT_BYTES + 1)
+        try:
+            line = self._handle.readline(MAX_DOCUMENT_BYTES + 1)
+        except _UNREADABLE_GZIP as exc:
+            if self._handle is self._raw:
+                raise
+            raise InvalidInput(f"{self.name}: unreadable gzip data: {exc}") from exc
         if len(line) > MAX_DOCUMENT_BYTES:
             raise InvalidInput(f"{self.name}:{line_number}: line longer than {MAX_DOCUMENT_BYTES} bytes")
         self.consumed += len(line)
         return line
 
     def rest(self, head: bytes, cap: int) -> bytes:
-        data = head + self._handle.read(cap + 1 - len(head))
+        try:
+            data = head + self._handle.read(cap + 1 - len(head))
+        except _UNREADABLE_GZIP as exc:
+            if self._handle is self._raw:
+                raise
+            raise InvalidInput(f"{self.name}: unreadable gzip data: {exc}") from exc
         if len(data) > cap:
             raise InvalidInput(f"{self.name}: input larger than {cap} bytes")
         self.consumed += len(data) - len(head)
         return data
 
     def close(self) -> None:
+        if self._handle is not self._raw:
+            self._handle.close()  # a GzipFile leaves the file it reads open
         if self._owned:
-            self._handle.close()
+            self._raw.close()
 
 
 def _parse(data: bytes, where: str) -> Any:
@@ -165,6 +200,138 @@ class _Records:
                 return number, _parse(line, f"{self.source.name}:{number}")
 
 
+@dataclass(frozen=True)
+class _Item:
+    """One record read: `value` to encode as a harness record, or `problem` when it cannot be (then `original`
+    is what goes to the rejects file)."""
+
+    position: int
+    value: Any
+    problem: str = ""
+    original: Any = None
+
+
+def _harness_records(document: Any) -> Iterator[tuple[str, Any]]:
+    """The harness shape under `--format auto`: an array, `{"events": [...]}`, or one record per line."""
+    if isinstance(document, dict) and len(document) == 1:
+        (key, value), = document.items()
+        if normalize_key(key) == "events" and isinstance(value, list):
+            document = value
+    yield from array_or_record(document)
+
+
+class _VendorRecords:
+    """The records of one input in a vendor format (or `auto`): each JSON Lines line, or the whole file when it
+    is one document, is a document the format unwraps into records. A position packs the physical line (0 for
+    a whole-file document) with the item index + 1 inside the document (0 for none)."""
+
+    def __init__(self, source: _Input, format_name: str, stderr: TextIO) -> None:
+        self.source = source
+        self.format_name = format_name
+        self.stderr = stderr
+        self.vendor = format_name != HARNESS
+
+    def loc(self, position: int) -> str:
+        line, item = position >> 32, position & 0xFFFFFFFF
+        return f"{self.source.name}{f':{line}' if line else ''}{f'[{item - 1}]' if item else ''}"
+
+    def _choose(self, document: Any, where: str) -> None:
+        if self.format_name != AUTO:
+            return
+        try:
+            self.format_name = choose(document)
+        except AdapterError as exc:
+            raise InvalidInput(f"{where}: {exc}") from exc
+        self.vendor = self.format_name != HARNESS
+        print(f"ingest: {self.source.name}: format {self.format_name} (auto)", file=self.stderr, flush=True)
+
+    def _items(self, line: int, document: Any) -> Iterator[_Item]:
+        unwrap = _harness_records if not self.vendor else ADAPTERS[self.format_name].records
+        convert = ADAPTERS[self.format_name].to_event if self.vendor else None
+        try:
+            for suffix, record in unwrap(document):
+                position = (line << 32) | (int(suffix[1:-1]) + 1 if suffix else 0)
+                if convert is None:
+                    yield _Item(position, record, original=record)
+                    continue
+                try:
+                    yield _Item(position, convert(record), original=record)
+                except AdapterError as exc:
+                    yield _Item(position, None, str(exc), record)
+        except AdapterError as exc:
+            yield _Item(line << 32, None, str(exc), document)
+
+    def __iter__(self) -> Iterator[_Item]:
+        source = self.source
+        head, number, line = b"", 0, b""
+        while True:
+            line = source.readline(number + 1)
+            if not line:
+                return
+            number += 1
+            head += line
+            if line.strip(_JSON_WS):
+                break
+        try:
+            first = loads_strict(line) if line.lstrip(_JSON_WS)[:1] == b"{" else None
+        except StrictJSONError:
+            first = None
+        if first is None:
+            document = _parse(source.rest(head, MAX_DOCUMENT_BYTES), source.name)
+            self._choose(document, source.name)
+            yield from self._items(0, document)
+            return
+        self._choose(first, f"{source.name}:{number}")
+        yield from self._items(number, first)
+        while True:
+            line = source.readline(number + 1)
+            if not line:
+                return
+            number += 1
+            if not line.strip(_JSON_WS):
+                continue
+            try:
+                document = _parse(line, f"{source.name}:{number}")
+            except InvalidInput as exc:
+                text = line.decode("utf-8", "replace").rstrip("\r\n")
+                yield _Item(number << 32, None, exc.message[len(f"{source.name}:{number}: ") :], text)
+                continue
+            yield from self._items(number, document)
+
+
+def _harness_items(records: _Records) -> Iterator[_Item]:
+    for position, obj in records:
+        yield _Item(position, obj, original=obj)
+
+
+def _raw_of(line: bytes) -> Any:
+    payload = loads_strict(line).get("payload")
+    return payload.get("raw") if isinstance(payload, dict) else None
+
+
+def same_vendor_record(stored: bytes, line: bytes) -> bool:
+    """Two mapped events of the same vendor record: identical, or holding the same vendor record under
+    `payload.raw` (a mapping change between the two ingests changes the rest; README, "Loading your data")."""
+    if stored == line:
+        return True
+    raw = _raw_of(line)
+    return raw is not None and raw == _raw_of(stored)
+
+
+class _Rejects:
+    """`--rejects FILE`: each refused record as one JSON line `{"location", "reason", "record"}`."""
+
+    def __init__(self, out: TextIO | None) -> None:
+        self.out = out
+        self.count = 0
+
+    def refuse(self, location: str, reason: str, record: Any) -> None:
+        if self.out is None:
+            raise InvalidInput(f"{location}: {reason}")
+        self.out.write(dumps({"location": location, "reason": reason, "record": record}) + "\n")
+        self.count += 1
+
+
 class _Spool(Sequence[tuple[str, bytes]]):
     """Encoded records on a temporary file, so memory does not grow with the input's size."""
 
@@ -207,28 +374,46 @@ class _Spool(Sequence[tuple[str, bytes]]):
 
 
 def ingest_files(
-    store: Store, stream: str, paths: Sequence[str], *, stderr: TextIO, stdin: BinaryIO | None = None
+    store: Store,
+    stream: str,
+    paths: Sequence[str],
+    *,
+    stderr: TextIO,
+    stdin: BinaryIO | None = None,
+    format_name: str = HARNESS,
+    rejects: TextIO | None = None,
 ) -> dict[str, Any]:
-    """`harness ingest <stream> FILE...`: all files are validated before one commit; returns the summary."""
+    """`harness ingest <stream> [--format NAME] [--rejects FILE] FILE...`: every file is read and validated
+    before one commit; returns the summary. Without `rejects` the first refused record aborts the run."""
     spec = stream_spec(stream)
     source_stdin = stdin if stdin is not None else sys.stdin.buffer
+    if format_name != HARNESS and (spec.name != "events" or format_name not in (AUTO, *ADAPTERS)):
+        raise InvalidInput(f"--format: unknown format {echo(format_name)} for {spec.name}")
     if not spec.keyed:
         return _ingest_documents(store, spec, paths, source_stdin)
     spool = _Spool()
     try:
-        return _ingest_records(store, spec, paths, source_stdin, spool, stderr)
+        return _ingest_records(store, spec, paths, source_stdin, spool, stderr, format_name, _Rejects(rejects))
     finally:
         spool.close()
 
 
 def _ingest_records(
-    store: Store, spec: StreamSpec, paths: Sequence[str], stdin: BinaryIO, spool: _Spool, stderr: TextIO
+    store: Store,
+    spec: StreamSpec,
+    paths: Sequence[str],
+    stdin: BinaryIO,
+    spool: _Spool,
+    stderr: TextIO,
+    format_name: str,
+    rejects: _Rejects,
 ) -> dict[str, Any]:
-    inputs: list[_Records] = []
+    inputs: list[_Records | _VendorRecords] = []
     origin = array("I")  # per spooled record: index of its input
     positions = array("q")  # per spooled record: its position in that input
     first_seen: dict[str, int] = {}
     read = skipped = 0
+    vendor_seen = False
 
     def loc(index: int) -> str:
         return inputs[origin[index]].loc(positions[index])
@@ -237,39 +422,56 @@ def _ingest_records(
         checked_at = view.commit
         for path in paths:
             source = _Input(path, stdin)
-            records = _Records(source, spec.name)
+            records: _Records | _VendorRecords
+            if format_name == HARNESS:
+                records = _Records(source, spec.name)
+                items: Iterator[_Item] = _harness_items(records)
+            else:
+                records = _VendorRecords(source, format_name, stderr)
+                items = iter(records)
             inputs.append(records)
             try:
-                for count, (position, obj) in enumerate(records, start=1):
+                for count, item in enumerate(items, start=1):
                     read += 1
                     if count % PROGRESS_EVERY == 0 and source.large:
                         print(f"ingest: {source.name}: {count} records read", file=stderr, flush=True)
+                    where = records.loc(item.position)
+                    if item.problem:
+                        rejects.refuse(where, item.problem, item.original)
+                        continue
                     try:
-                        record, line = encode_record(spec, obj)
+                        record, line = encode_record(spec, item.value)
                     except RecordError as exc:
-                        raise InvalidInput(f"{records.loc(position)}: {exc}") from exc
+                        rejects.refuse(where, str(exc), item.original)
+                        continue
+                    vendor = isinstance(records, _VendorRecords) and records.vendor
+                    vendor_seen = vendor_seen or vendor
+                    same: Callable[[bytes, bytes], bool] = same_vendor_record if vendor else bytes.__eq__
                     key = record_key(spec, record)
                     prior = first_seen.get(key)
                     stored = view.stored_line(spec.name, key) if prior is None else spool[prior][1]
-                    if stored == line:
+                    if stored is not None and same(stored, line):
                         skipped += 1
                         continue
                     if stored is not None:
-                        where = "already stored" if prior is None else f"appears earlier in this input ({loc(prior)})"
-                        raise InvalidInput(
-                            f"{records.loc(position)}: id {echo(record['id'])} {where} with different content"
-                        )
+                        found = "already stored" if prior is None else f"appears earlier in this input ({loc(prior)})"
+                        rejects.refuse(where, f"id {echo(record['id'])} {found} with different content", item.original)
+                        continue
                     first_seen[key] = len(spool)
                     spool.append(key, line)
                     origin.append(len(inputs) - 1)
-                    positions.append(position)
+                    positions.append(item.position)
             finally:
                 source.close()
     try:
-        result = store.append_encoded(spec.name, spool, checked_at=checked_at)
+        result = store.append_encoded(
+            spec.name, spool, checked_at=checked_at, same=same_vendor_record if vendor_seen else None
+        )
     except StoredConflict as exc:
         raise InvalidInput(f"{loc(exc.position)}: {exc.message}") from exc
-    return _summary(spec, len(paths), read, result.added, skipped + result.skipped_duplicates, result.commit)
+    return _summary(
+        spec, len(paths), read, result.added, skipped + result.skipped_duplicates, result.commit, rejects.count
+    )
 
 
 def _ingest_documents(store: Store, spec: StreamSpec, paths: Sequence[str], stdin: BinaryIO) -> dict[str, Any]:
@@ -287,15 +489,19 @@ def _ingest_documents(store: Store, spec: StreamSpec, paths: Sequence[str], stdi
             raise InvalidInput(f"{source.name}: {exc}") from exc
         batch.append(("", line))
     result = store.append_encoded(spec.name, batch)
-    return _summary(spec, len(paths), len(batch), result.added, result.skipped_duplicates, result.commit)
+    return _summary(spec, len(paths), len(batch), result.added, result.skipped_duplicates, result.commit, 0)
 
 
-def _summary(spec: StreamSpec, files: int, records: int, added: int, skipped: int, commit: str) -> dict[str, Any]:
+def _summary(
+    spec: StreamSpec, files: int, records: int, added: int, skipped: int, commit: str, rejected: int
+) -> dict[str, Any]:
+    """records = added + skipped_duplicates + rejected."""
     return {
         "added": added,
         "commit": commit,
         "files": files,
         "records": records,
+        "rejected": rejected,
         "skipped_duplicates": skipped,
         "stream": spec.name,
     }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -94,7 +94,14 @@ class Store:
         git = self.git()
         return git.last_change(commit, stream_spec(stream).name) if git is not None else ""
 
-    def append_encoded(self, stream: str, batch: EncodedBatch, *, checked_at: str | None = None) -> AppendResult:
+    def append_encoded(
+        self,
+        stream: str,
+        batch: EncodedBatch,
+        *,
+        checked_at: str | None = None,
+        same: Callable[[bytes, bytes], bool] | None = None,
+    ) -> AppendResult:
         """Append records already validated and encoded (see append.append_encoded), as one commit."""
         spec = stream_spec(stream)
         if not len(batch):
@@ -102,7 +109,7 @@ class Store:
         parts = self._parts(create=True)
         assert parts is not None
         git, index = parts
-        return append_encoded(git, index, spec, batch, self.limits, checked_at=checked_at)
+        return append_encoded(git, index, spec, batch, self.limits, checked_at=checked_at, same=same)
 
     def append_batch(self, stream: str, records: Iterable[Any]) -> AppendResult:
         """Validate every record (one failure rejects the batch), drop duplicates, and append as one commit."""

@@ -1,0 +1,240 @@
+"""`harness ingest events --format NAME` through the real CLI into a real git store, then read back."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import cloudtrail_samples
+import github_samples
+import okta_samples
+import pytest
+from runners import run_cli
+
+from harness.adapters import cloudtrail
+from harness.investigate.views import METADATA_ALLOWLIST
+from harness.store import Store
+from tests.investigate.ops_support import call, make_workspace
+
+SAMPLES = {"cloudtrail": cloudtrail_samples.CASES, "okta": okta_samples.CASES, "github-audit": github_samples.CASES}
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("HARNESS_ROOT", "HARNESS_CONVERSATION_ID", "HARNESS_LEDGER_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return make_workspace(tmp_path)
+
+
+def records(name: str) -> list[dict[str, Any]]:
+    return [rec for rec, _ in SAMPLES[name]]
+
+
+def write_native(name: str, directory: Path) -> Path:
+    """Each format in the shape its vendor delivers: a gzipped CloudTrail S3 log file, an Okta API page (array),
+    GitHub's streaming format (one record per line)."""
+    if name == "cloudtrail":
+        path = directory / "111122223333_CloudTrail_us-east-1_20260410T0900Z_abc.json.gz"
+        path.write_bytes(gzip.compress(json.dumps({"Records": records(name)}).encode()))
+    elif name == "okta":
+        path = directory / "okta-logs-page1.json"
+        path.write_text(json.dumps(records(name), indent=2))
+    else:
+        path = directory / "github-audit-stream.jsonl"
+        path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
+    return path
+
+
+def ingest(ws: Path, *args: str, stdin: bytes | None = None, monkeypatch: pytest.MonkeyPatch | None = None) -> Any:
+    if stdin is not None:
+        assert monkeypatch is not None
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    return run_cli(["--workspace", str(ws), "ingest", "events", *args])
+
+
+def stored(ws: Path) -> dict[str, dict[str, Any]]:
+    return {rec["id"]: rec for rec in Store(ws / "store").replay().records("events")}
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_each_format_ingests_and_reads_back_through_both_front_doors(ws: Path, name: str) -> None:
+    path = write_native(name, ws.parent)
+    result = ingest(ws, "--format", name, str(path))
+    assert result.exit_code == 0, result.stdout
+    count = len(SAMPLES[name])
+    summary = result.json()
+    assert (summary["records"], summary["added"], summary["skipped_duplicates"], summary["rejected"]) == (
+        count,
+        count,
+        0,
+        0,
+    )
+    by_id = stored(ws)
+    answer = call(ws, "search_events", {"limit": 500})
+    views = answer.document["events"]
+    assert [view["timestamp"] for view in views] == sorted(view["timestamp"] for view in views)
+    assert len(views) == count
+    for (rec, expected), view in zip(SAMPLES[name], views, strict=True):
+        event = by_id[view["id"]]
+        assert event["payload"]["raw"] == rec
+        if not expected["id"].endswith("-sha256-"):
+            assert view["id"] == expected["id"]
+        assert (view["type"], view["actor"], view["source"], view["timestamp"]) == (
+            expected["type"],
+            expected["actor"],
+            expected["source"],
+            expected["timestamp"],
+        )
+        assert (view["action"], view["target"]) == (expected["payload"]["action"], expected["payload"]["target"])
+        shown = {k: v for k, v in expected["payload"]["metadata"].items() if k in METADATA_ALLOWLIST}
+        assert view["metadata"] == shown
+        assert event["org"] == expected["org"]
+    actor = SAMPLES[name][0][1]["actor"]
+    found = call(ws, "search_events", {"actor": actor.upper(), "limit": 500}).document["events"]
+    assert found and all(view["actor"] == actor for view in found)
+
+
+def test_baseline_built_from_vendor_events_knows_actors_and_login_geos(ws: Path) -> None:
+    for name in SAMPLES:
+        assert ingest(ws, "--format", name, str(write_native(name, ws.parent))).exit_code == 0
+    assert run_cli(["--workspace", str(ws), "baseline", "build"]).exit_code == 0
+    for entity in ("alice", "jane@example.com", "newdev", "carol@example.com"):
+        answer = call(ws, "check_baseline", {"entity": entity}).document
+        assert answer["known"] is True, (entity, answer)
+    jane = call(ws, "check_baseline", {"entity": "jane@example.com", "source": "US"}).document
+    assert jane["known"] is True
+
+
+def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
+    paths = [write_native(name, ws.parent) for name in SAMPLES]
+    harness_file = ws.parent / "own.jsonl"
+    harness_file.write_text('{"id":"own-1","timestamp":"2026-04-10T09:00:00Z","actor":"me","type":"login"}\n')
+    lookup = ws.parent / "lookup-events.json"
+    first = cloudtrail_samples.CASES[0][0]
+    lookup.write_text(
+        json.dumps(
+            {"Events": [{"EventId": first["eventID"], "CloudTrailEvent": json.dumps(first)}], "NextToken": "abc"},
+            indent=4,
+        )
+    )
+    result = ingest(ws, "--format", "auto", *map(str, paths), str(harness_file), str(lookup))
+    assert result.exit_code == 0, result.stdout
+    assert result.stderr.splitlines() == [
+        f"ingest: {paths[0]}: format cloudtrail (auto)",
+        f"ingest: {paths[1]}: format okta (auto)",
+        f"ingest: {paths[2]}: format github-audit (auto)",
+        f"ingest: {harness_file}: format harness (auto)",
+        f"ingest: {lookup}: format cloudtrail (auto)",
+    ]
+    total = sum(len(cases) for cases in SAMPLES.values())
+    summary = result.json()
+    assert (summary["records"], summary["added"], summary["skipped_duplicates"]) == (total + 2, total + 1, 1)
+
+
+def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> None:
+    odd = ws.parent / "signins.json"
+    odd.write_text(json.dumps([{"time": "2026-04-10T09:00:00Z", "category": "SignInLogs", "properties": {}}]))
+    result = ingest(ws, "--format", "auto", str(odd))
+    assert result.exit_code == 2
+    assert result.json()["error"]["message"] == (
+        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, harness)"
+    )
+    assert Store(ws / "store").head() == ""
+
+
+def test_errors_name_file_record_and_field_and_write_nothing(ws: Path) -> None:
+    okta = records("okta")
+    lines = ws.parent / "okta.jsonl"
+    lines.write_text("".join(json.dumps(rec) + "\n" for rec in okta[:2]) + json.dumps({**okta[2], "published": None}))
+    page = ws.parent / "okta.json"
+    page.write_text(json.dumps([okta[0], okta[1], {**okta[2], "actor": {}}]))
+    ct = records("cloudtrail")
+    s3 = ws.parent / "ct.jsonl"
+    s3.write_text(json.dumps({"Records": ct[:2]}) + "\n" + json.dumps({"Records": [{**ct[2], "eventTime": "soon"}]}))
+    broken = ws.parent / "gh.jsonl"
+    broken.write_text(json.dumps(records("github-audit")[0]) + "\n{not json\n")
+    expected = {
+        lines: f'{lines}:3: field "published": is required',
+        page: f'{page}[2]: field "actor.alternateId": is required (no alternateId, displayName or id)',
+        s3: f'{s3}:2[0]: field "eventTime": expected an RFC 3339 time, a UTC time without offset, or epoch seconds '
+        'or milliseconds, got "soon"',
+        broken: f"{broken}:2: malformed JSON at line 1 column 2",
+    }
+    for path, message in expected.items():
+        name = {"okta": "okta", "ct": "cloudtrail", "gh": "github-audit"}[path.stem]
+        result = ingest(ws, "--format", name, str(path))
+        assert result.exit_code == 2
+        assert result.json()["error"]["message"].startswith(message), path
+    assert Store(ws / "store").head() == ""
+
+
+def test_rejects_file_takes_the_refused_records_and_the_counts_add_up(ws: Path) -> None:
+    gh = records("github-audit")
+    data = ws.parent / "gh.jsonl"
+    bad_time = {**gh[3], "@timestamp": "later"}
+    data.write_text(
+        "\n".join(
+            [json.dumps(gh[0]), json.dumps(gh[1]), "{oops", json.dumps(bad_time), json.dumps(gh[0]), json.dumps(gh[2])]
+        )
+        + "\n"
+    )
+    rejects = ws.parent / "rejects.jsonl"
+    result = ingest(ws, "--format", "github-audit", "--rejects", str(rejects), str(data))
+    assert result.exit_code == 0, result.stdout
+    summary = result.json()
+    assert (summary["records"], summary["added"], summary["skipped_duplicates"], summary["rejected"]) == (6, 3, 1, 2)
+    assert summary["records"] == summary["added"] + summary["skipped_duplicates"] + summary["rejected"]
+    refused = [json.loads(line) for line in rejects.read_text().splitlines()]
+    assert [r["location"] for r in refused] == [f"{data}:3", f"{data}:4"]
+    assert refused[0]["record"] == "{oops" and refused[0]["reason"].startswith("malformed JSON")
+    assert refused[1]["record"] == bad_time and refused[1]["reason"].startswith('field "@timestamp": expected')
+    assert len(stored(ws)) == 3
+
+
+def test_reingest_after_a_mapping_change_reports_duplicates(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_native("cloudtrail", ws.parent)
+    count = len(SAMPLES["cloudtrail"])
+    assert ingest(ws, "--format", "cloudtrail", str(path)).json()["added"] == count
+    monkeypatch.setitem(cloudtrail.TABLE.types, "ConsoleLogin", "admin_action")
+    again = ingest(ws, "--format", "cloudtrail", str(path))
+    assert again.exit_code == 0, again.stdout
+    assert (again.json()["added"], again.json()["skipped_duplicates"], again.json()["rejected"]) == (0, count, 0)
+    first = cloudtrail_samples.CASES[0][0]
+    changed = ws.parent / "changed.json"
+    changed.write_text(json.dumps({"Records": [{**first, "sourceIPAddress": "192.0.2.1"}]}))
+    refused = ingest(ws, "--format", "cloudtrail", str(changed))
+    assert refused.json()["error"]["message"] == (
+        f'{changed}:1[0]: id "cloudtrail-{first["eventID"]}" already stored with different content'
+    )
+
+
+def test_stdin_plain_and_gzipped(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    okta = json.dumps(records("okta")).encode()
+    result = ingest(ws, "--format", "okta", "-", stdin=okta, monkeypatch=monkeypatch)
+    assert result.json()["added"] == len(SAMPLES["okta"])
+    gh = "".join(json.dumps(rec) + "\n" for rec in records("github-audit")).encode()
+    result = ingest(ws, "--format", "auto", "-", stdin=gzip.compress(gh), monkeypatch=monkeypatch)
+    assert result.exit_code == 0, result.stdout
+    assert result.json()["added"] == len(SAMPLES["github-audit"])
+    assert result.stderr == "ingest: <stdin>: format github-audit (auto)\n"
+
+
+def test_truncated_gzip_is_refused_naming_the_file(ws: Path) -> None:
+    path = ws.parent / "cut.json.gz"
+    path.write_bytes(gzip.compress(json.dumps({"Records": records("cloudtrail")}).encode())[:200])
+    result = ingest(ws, "--format", "cloudtrail", str(path))
+    assert result.exit_code == 2
+    assert result.json()["error"]["message"].startswith(f"{path}: unreadable gzip data")
+
+
+def test_format_is_refused_for_other_streams_and_unknown_names(ws: Path) -> None:
+    result = ingest(ws, "--format", "splunk", "x.json")
+    assert result.exit_code == 2
+    assert result.json()["error"]["message"].startswith("format: Invalid value for '--format'")
+    findings = run_cli(["--workspace", str(ws), "ingest", "findings", "--format", "okta", "x.json"])
+    assert findings.exit_code == 2
