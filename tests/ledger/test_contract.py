@@ -293,7 +293,10 @@ _leaf = st.one_of(
     st.booleans(),
     st.none(),
 )
-_key = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,10}", fullmatch=True)
+_UNSECRET = redact.build_redactor(redact.KnownSecrets())
+# The property is about jsonb's round trip, not redaction: a key such as `r8_0` is a shape rule's partial match at
+# the end of its string and comes back redacted, which is the redactor's contract, so such keys are not drawn.
+_key = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,10}", fullmatch=True).filter(lambda k: _UNSECRET.redact(k) == k)
 _meta = st.dictionaries(
     _key,
     st.recursive(
