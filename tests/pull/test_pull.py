@@ -66,6 +66,7 @@ def test_pull_stores_every_page_and_sends_the_token(ws: Path, server: HttpsServe
     assert auth == {f"Bearer {token}" if name == "github-audit" else f"SSWS {token}"}
     assert "page 5: 3 events (3 new)" in result.stderr and "15 events in" in result.stderr
     cursor = ws / "pulls" / (f"github-audit-{ORG}.json" if name == "github-audit" else f"okta-127.0.0.1_{server.port}.json")
+    assert summary["cursor"] == f"pulls/{cursor.name}"
     assert stat.S_IMODE(os.stat(cursor).st_mode) == 0o600
     saved = json.loads(cursor.read_text())
     assert saved["since"] == ADAPTERS[name].to_event(fake.pages[-1][-1])["timestamp"]

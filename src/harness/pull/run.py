@@ -18,7 +18,7 @@ from harness.adapters import ADAPTERS, AdapterError
 from harness.errors import InvalidInput, UpstreamUnavailable
 from harness.net import GuardedClient, Refused, Response
 from harness.net.urls import check_url, display_url, parse_origin
-from harness.pull.cursor import Cursor, load_cursor, save_cursor
+from harness.pull.cursor import CURSOR_DIR, Cursor, load_cursor, save_cursor
 from harness.pull.links import next_link
 from harness.pull.ratelimit import is_rate_limited, wait_seconds
 from harness.pull.sources import Source
@@ -171,7 +171,7 @@ def pull(
         break
     return {
         "added": added,
-        "cursor": str(cursor_file),
+        "cursor": f"{CURSOR_DIR}/{cursor_file.name}",
         "events": events,
         "pages": pages,
         "resumed": resumed,
