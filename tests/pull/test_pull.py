@@ -65,7 +65,9 @@ def test_pull_stores_every_page_and_sends_the_token(ws: Path, server: HttpsServe
     auth = {r.headers["authorization"] for r in server.requests}
     assert auth == {f"Bearer {token}" if name == "github-audit" else f"SSWS {token}"}
     assert "page 5: 3 events (3 new)" in result.stderr and "15 events in" in result.stderr
-    cursor = ws / "pulls" / (f"github-audit-{ORG}.json" if name == "github-audit" else f"okta-127.0.0.1_{server.port}.json")
+    cursor = (
+        ws / "pulls" / (f"github-audit-{ORG}.json" if name == "github-audit" else f"okta-127.0.0.1_{server.port}.json")
+    )
     assert summary["cursor"] == f"pulls/{cursor.name}"
     assert stat.S_IMODE(os.stat(cursor).st_mode) == 0o600
     saved = json.loads(cursor.read_text())
@@ -227,3 +229,38 @@ def test_an_http_error_names_the_status_and_the_token_to_check(ws: Path, server:
     assert result.exit_code == 3
     assert "HTTP 401 (check GITHUB_TOKEN)" in result.json()["error"]["message"]
     assert not (ws / "pulls" / f"github-audit-{ORG}.json").exists()
+
+
+def test_a_page_with_an_unmappable_record_stores_nothing_of_it_and_keeps_the_cursor(
+    ws: Path, server: HttpsServer
+) -> None:
+    fake = okta_fake(server)
+    broken = dict(fake.pages[1][1])
+    del broken["published"]
+    fake.pages[1][1] = broken
+    result = pull_okta(ws, server)
+    assert result.exit_code == 2, result.stdout
+    message = result.json()["error"]["message"]
+    assert message.startswith("okta page 2[1]: ") and "published" in message
+    assert len(stored_ids(ws)) == 3
+    cursor = json.loads((ws / "pulls" / f"okta-127.0.0.1_{server.port}.json").read_text())
+    assert cursor["next"].endswith("after=p2")
+
+
+def test_a_damaged_cursor_is_refused(ws: Path, server: HttpsServer) -> None:
+    github_fake(server)
+    (ws / "pulls").mkdir()
+    (ws / "pulls" / f"github-audit-{ORG}.json").write_text('{"next": 3}')
+    result = pull_github(ws)
+    assert result.exit_code == 2 and "not a pull cursor" in result.json()["error"]["message"]
+    assert server.connections == 0
+
+
+def test_a_cursor_pointing_off_the_origin_is_refused_without_contacting_it(ws: Path, server: HttpsServer) -> None:
+    github_fake(server)
+    (ws / "pulls").mkdir()
+    cursor = {"next": f"https://127.0.0.1:{server.port}/orgs/other/audit-log?after=p2", "since": "", "version": 1}
+    (ws / "pulls" / f"github-audit-{ORG}.json").write_text(json.dumps(cursor))
+    result = pull_github(ws)
+    assert result.exit_code == 5 and "next link refused: path is not" in result.json()["error"]["message"]
+    assert server.connections == 0

@@ -49,7 +49,9 @@ def load_cursor(path: Path) -> Cursor | None:
         or value["version"] != CURSOR_VERSION
         or not all(isinstance(value[key], str) for key in ("next", "since"))
     ):
-        raise InvalidInput(f"cursor {echo(str(path))}: not a pull cursor (version {CURSOR_VERSION}); remove it to restart")
+        raise InvalidInput(
+            f"cursor {echo(str(path))}: not a pull cursor (version {CURSOR_VERSION}); remove it to restart"
+        )
     return Cursor(next=value["next"], since=value["since"])
 
 

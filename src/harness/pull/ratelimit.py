@@ -14,8 +14,10 @@ def is_rate_limited(status: int, headers: Mapping[str, str], reset_header: str) 
         return True
     if status != 403:
         return False
-    return "retry-after" in headers or headers.get("x-ratelimit-remaining", "").strip() == "0" or (
-        reset_header in headers and headers.get("x-rate-limit-remaining", "").strip() == "0"
+    return (
+        "retry-after" in headers
+        or headers.get("x-ratelimit-remaining", "").strip() == "0"
+        or (reset_header in headers and headers.get("x-rate-limit-remaining", "").strip() == "0")
     )
 
 

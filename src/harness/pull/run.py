@@ -28,7 +28,11 @@ from harness.text.rfc3339 import TimestampError, parse_bound, parse_timestamp
 from harness.text.sanitize import echo
 
 MAX_WAITS_PER_PAGE = 5
-_HINTS = {401: " (check {token})", 403: " (check {token} and its scopes)", 404: " (check the name and the token's access)"}
+_HINTS = {
+    401: " (check {token})",
+    403: " (check {token} and its scopes)",
+    404: " (check the name and the token's access)",
+}
 
 
 def checked_link(source: Source, client: GuardedClient, page_url: str, link: str) -> str:
@@ -75,7 +79,9 @@ def _fetch(
                 f"GET {shown}: rate limited (HTTP {response.status}); the API asks to wait {asked} s, more than "
                 f"[pull] max_wait_s = {max_wait_s}; the cursor is kept, run the pull again later"
             )
-        print(f"pull {source.name}: rate limited (HTTP {response.status}), waiting {wait:.1f} s", file=stderr, flush=True)
+        print(
+            f"pull {source.name}: rate limited (HTTP {response.status}), waiting {wait:.1f} s", file=stderr, flush=True
+        )
         sleep(wait)
     raise UpstreamUnavailable(f"GET {display_url(url)}: still rate limited after {MAX_WAITS_PER_PAGE} waits")
 
@@ -124,7 +130,9 @@ def pull(
             raise InvalidInput(f"--since: {exc}") from None
     cursor = load_cursor(cursor_file)
     if cursor is not None and since:
-        raise InvalidInput(f"--since: a cursor exists ({echo(str(cursor_file))}); remove it to start again from --since")
+        raise InvalidInput(
+            f"--since: a cursor exists ({echo(str(cursor_file))}); remove it to start again from --since"
+        )
     newest = cursor.since if cursor is not None else ""
     if cursor is not None and cursor.next:
         url, resumed = checked_link(source, client, cursor.next, cursor.next), True

@@ -22,18 +22,17 @@ class Source:
     format_name: str
     key: str
     endpoint: str
+    fixed_query: tuple[tuple[str, str], ...]
+    since_key: str
+    since_template: str
     reset_header: str
     token_name: str
 
     def first_path(self, since: str) -> str:
-        """The first page: the endpoint with the page size and, when known, where to start."""
-        pairs = [("limit" if self.name == "okta" else "per_page", str(PAGE_SIZE))]
-        if self.name == "github-audit":
-            pairs.append(("order", "asc"))
-            if since:
-                pairs.append(("phrase", f"created:>={since}"))
-        elif since:
-            pairs.append(("since", since))
+        """The first page: the endpoint with its fixed query and, when known, where to start."""
+        pairs = list(self.fixed_query)
+        if since:
+            pairs.append((self.since_key, self.since_template.format(since=since)))
         return self.endpoint + build_query(pairs)
 
 
@@ -46,6 +45,9 @@ def github_audit_source(org: str) -> Source:
         format_name="github-audit",
         key=f"github-audit-{org.lower()}",
         endpoint=build_path(["orgs", org, "audit-log"]),
+        fixed_query=(("per_page", str(PAGE_SIZE)), ("order", "asc")),
+        since_key="phrase",
+        since_template="created:>={since}",
         reset_header="x-ratelimit-reset",
         token_name="GITHUB_TOKEN",
     )
@@ -67,6 +69,9 @@ def okta_source(domain: str) -> Source:
         format_name="okta",
         key="okta-" + okta_domain(domain).replace(":", "_"),
         endpoint="/api/v1/logs",
+        fixed_query=(("limit", str(PAGE_SIZE)),),
+        since_key="since",
+        since_template="{since}",
         reset_header="x-rate-limit-reset",
         token_name="OKTA_API_TOKEN",
     )
