@@ -23,7 +23,7 @@ from harness.outputs import filtered_std_streams
 from harness.surface import OPERATIONS, Registry
 from harness.text import canonjson
 
-OPERATOR_COMMANDS = ("init", "serve", "ingest", "baseline", "ledger", "redact", "schema")
+OPERATOR_COMMANDS = ("init", "serve", "ingest", "pull", "baseline", "ledger", "redact", "schema")
 
 
 @dataclass
@@ -535,6 +535,58 @@ for _stream in ("findings", "baseline"):
         )
 
     _make(_stream)
+
+
+@main_group.group("pull")
+def pull_group() -> None:
+    """Pull audit logs live from an API into the store, page by page, resuming from the workspace's cursor."""
+
+
+def _pull(app: App, tool_name: str, arguments: dict[str, Any], make: Callable[[Any], tuple[Any, Any]]) -> None:
+    from harness.investigate.services import store
+    from harness.pull import pull
+    from harness.pull.cursor import cursor_path
+
+    def run() -> dict[str, Any]:
+        context = app.context()
+        source, client = make(context)
+        return pull(
+            source,
+            client,
+            store(context),
+            cursor_path(context.settings.workspace, source.key),
+            since=arguments.get("since", ""),
+            max_wait_s=context.settings.get("pull", "max_wait_s"),
+            stderr=sys.stderr,
+        )
+
+    _recorded_operator(app, tool_name, arguments, run)
+
+
+@pull_group.command("github-audit")
+@click.option("--org", required=True, help="GitHub organization whose audit log is pulled.")
+@click.option("--since", default="", metavar="TS", help="Start at this time (RFC 3339) when there is no cursor yet.")
+@click.pass_obj
+def pull_github_audit_command(app: App, org: str, since: str) -> None:
+    """GET /orgs/ORG/audit-log from [github] api_url with GITHUB_TOKEN; resumes from the stored cursor."""
+    from harness.investigate.services import github
+    from harness.pull import github_audit_source
+
+    _pull(app, "cli.pull_github_audit", {"org": org, "since": since},
+          lambda context: (github_audit_source(org), github(context)))
+
+
+@pull_group.command("okta")
+@click.option("--domain", required=True, help="Okta org host, e.g. example.okta.com.")
+@click.option("--since", default="", metavar="TS", help="Start at this time (RFC 3339) when there is no cursor yet.")
+@click.pass_obj
+def pull_okta_command(app: App, domain: str, since: str) -> None:
+    """GET /api/v1/logs from https://DOMAIN with OKTA_API_TOKEN (SSWS); resumes from the stored cursor."""
+    from harness.pull import okta_source
+    from harness.pull.services import okta
+
+    _pull(app, "cli.pull_okta", {"domain": domain, "since": since},
+          lambda context: (okta_source(domain), okta(context, domain)))
 
 
 @main_group.group("baseline")

@@ -126,6 +126,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "max_retries": Key(3, "retries on 429/5xx/connection errors (0..5)", _int_range(0, 5)),
         "retry_after_cap_s": Key(30, "largest Retry-After honoured (1..300)", _int_range(1, 300)),
     },
+    "okta": {
+        "ca_file": Key("", "PEM bundle replacing the system trust store for `harness pull okta`", _string),
+    },
+    "pull": {
+        "max_wait_s": Key(300, "longest rate-limit wait a pull honours before it stops (1..3600)", _int_range(1, 3600)),
+    },
     "triage": {
         "watcher_repo": Key("", "local git checkout of the watcher repository (relative to the workspace)", _string),
     },
@@ -203,6 +209,7 @@ class Settings:
     aur_error: str
     github_token: str
     serve_token: str
+    okta_token: str
     conversation_env: str
     environ: Mapping[str, str] = field(repr=False)
     redaction_rules: tuple[Rule, ...] = ()
@@ -377,6 +384,7 @@ def load_settings(overrides: Overrides, environ: Mapping[str, str] | None = None
         aur_error=aur_error,
         github_token=env.get("GITHUB_TOKEN", "").strip(),
         serve_token=env.get("HARNESS_SERVE_TOKEN", ""),
+        okta_token=env.get("OKTA_API_TOKEN", "").strip(),
         conversation_env=env.get("HARNESS_CONVERSATION_ID", ""),
         environ=env,
         redaction_rules=read_redaction_rules(workspace),
@@ -387,7 +395,7 @@ def default_config_text() -> str:
     """The harness.toml `harness init` writes: every key, commented out, with its default."""
     lines = [
         "# triage-harness configuration. Every key is optional; the values shown are the defaults.",
-        "# Secrets never go here: GITHUB_TOKEN, HARNESS_LEDGER_URL and HARNESS_SERVE_TOKEN come from the environment.",
+        "# Secrets never go here: GITHUB_TOKEN, OKTA_API_TOKEN, HARNESS_LEDGER_URL and HARNESS_SERVE_TOKEN come from the environment.",
         "",
     ]
     for section, keys in SCHEMA.items():

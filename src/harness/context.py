@@ -27,6 +27,8 @@ def known_secrets(settings: Settings) -> KnownSecrets:
     )
     if settings.github_token:
         known.add(settings.github_token, "GITHUB_TOKEN")
+    if settings.okta_token:
+        known.add(settings.okta_token, "OKTA_API_TOKEN")
     if settings.serve_token:
         known.add(settings.serve_token, "HARNESS_SERVE_TOKEN")
     if "://" in settings.ledger_target:

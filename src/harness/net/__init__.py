@@ -2,7 +2,7 @@
 
 from harness.net.client import REDIRECT_REFUSED, USER_AGENT, GuardedClient, RedirectMode, Response
 from harness.net.errors import ClientConfigError, NetError, Refused, TooLarge, Unavailable, UnavailableKind
-from harness.net.instances import AUR_CALL_DEADLINE_S, aur_client_transport, github_client
+from harness.net.instances import AUR_CALL_DEADLINE_S, aur_client_transport, github_client, okta_client
 from harness.net.urls import build_path, build_query
 
 __all__ = [
@@ -22,4 +22,5 @@ __all__ = [
     "build_path",
     "build_query",
     "github_client",
+    "okta_client",
 ]

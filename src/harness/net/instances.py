@@ -64,6 +64,31 @@ def github_client(
     )
 
 
+def okta_client(
+    base_url: str,
+    ca_file: str | None,
+    token: str,
+    *,
+    connect_timeout_s: float = 5,
+    read_timeout_s: float = 30,
+    deadline_s: float = 60,
+) -> GuardedClient:
+    """The Okta System Log instance (docs/decisions.md, "Live pulls"): SSWS token, no retries, never redirects,
+    4 MiB; rate limits and resumption are the pull's job, so every status comes back as a Response."""
+    return _build(
+        "base_url",
+        origin=base_url,
+        ca_file=ca_file,
+        connect_timeout_s=connect_timeout_s,
+        read_timeout_s=read_timeout_s,
+        deadline_s=deadline_s,
+        max_body_bytes=GITHUB_BODY_CAP,
+        max_retries=0,
+        follow_redirects="never",
+        headers={"User-Agent": USER_AGENT, "Accept": "application/json", "Authorization": f"SSWS {token.strip()}"},
+    )
+
+
 def aur_client_transport(
     base_url: str,
     ca_file: str | None,

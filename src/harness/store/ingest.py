@@ -50,8 +50,8 @@ def _gzip_magic(handle: BinaryIO) -> bool:
 class _Input:
     """One input file (or stdin), counting the bytes read so far for the progress rule."""
 
-    def __init__(self, path: str, stdin: BinaryIO) -> None:
-        self.name = "<stdin>" if path == "-" else sanitize_field(path)
+    def __init__(self, path: str, stdin: BinaryIO, stdin_name: str = "<stdin>") -> None:
+        self.name = stdin_name if path == "-" else sanitize_field(path)
         self.size: int | None = None
         self.consumed = 0
         if path == "-":
@@ -382,9 +382,11 @@ def ingest_files(
     stdin: BinaryIO | None = None,
     format_name: str = HARNESS,
     rejects: TextIO | None = None,
+    stdin_name: str = "<stdin>",
 ) -> dict[str, Any]:
     """`harness ingest <stream> [--format NAME] [--rejects FILE] FILE...`: every file is read and validated
-    before one commit; returns the summary. Without `rejects` the first refused record aborts the run."""
+    before one commit; returns the summary. Without `rejects` the first refused record aborts the run.
+    `stdin_name` is how messages name `-` (a pull names its page)."""
     spec = stream_spec(stream)
     source_stdin = stdin if stdin is not None else sys.stdin.buffer
     if format_name != HARNESS and (spec.name != "events" or format_name not in (AUTO, *ADAPTERS)):
@@ -393,7 +395,9 @@ def ingest_files(
         return _ingest_documents(store, spec, paths, source_stdin)
     spool = _Spool()
     try:
-        return _ingest_records(store, spec, paths, source_stdin, spool, stderr, format_name, _Rejects(rejects))
+        return _ingest_records(
+            store, spec, paths, source_stdin, spool, stderr, format_name, _Rejects(rejects), stdin_name
+        )
     finally:
         spool.close()
 
@@ -407,6 +411,7 @@ def _ingest_records(
     stderr: TextIO,
     format_name: str,
     rejects: _Rejects,
+    stdin_name: str,
 ) -> dict[str, Any]:
     inputs: list[_Records | _VendorRecords] = []
     origin = array("I")  # per spooled record: index of its input
@@ -421,7 +426,7 @@ def _ingest_records(
     with store.snapshot() as view:
         checked_at = view.commit
         for path in paths:
-            source = _Input(path, stdin)
+            source = _Input(path, stdin, stdin_name)
             records: _Records | _VendorRecords
             if format_name == HARNESS:
                 records = _Records(source, spec.name)
