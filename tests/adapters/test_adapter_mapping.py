@@ -9,6 +9,7 @@ from typing import Any
 
 import cloudtrail_samples
 import github_samples
+import google_samples
 import okta_samples
 import pytest
 
@@ -17,34 +18,51 @@ from harness.adapters.geo import country_code
 from harness.adapters.timestamps import event_time
 from harness.store.models import decode_event
 
-SAMPLES = {"cloudtrail": cloudtrail_samples.CASES, "okta": okta_samples.CASES, "github-audit": github_samples.CASES}
-CASES = [(name, index, rec, ev) for name, cases in SAMPLES.items() for index, (rec, ev) in enumerate(cases)]
+SAMPLES = {
+    "cloudtrail": cloudtrail_samples.CASES,
+    "okta": okta_samples.CASES,
+    "github-audit": github_samples.CASES,
+    "google-workspace": google_samples.CASES,
+}
+# Each case as (record, its events): a format that fans out lists several events per record.
+CASES = [
+    (name, index, rec, evs if isinstance(evs, list) else [evs])
+    for name, cases in SAMPLES.items()
+    for index, (rec, evs) in enumerate(cases)
+]
 
 
 def test_every_format_has_at_least_30_samples_covering_the_issue_s_kinds() -> None:
-    for name, cases in SAMPLES.items():
+    for name in SAMPLES:
+        cases = [(rec, evs) for fmt, _, rec, evs in CASES if fmt == name]
         assert len(cases) >= 30, name
-        kinds = {ev["type"] for _, ev in cases}
+        kinds = {ev["type"] for _, evs in cases for ev in evs}
         assert {"login", "login_failure", "user_created", "api_call" if name == "cloudtrail" else "other"} <= kinds
         assert kinds & {"member_added", "collaborator_added"} and kinds & {"role_assignment", "permission_change"}
-        assert any(ev["id"].endswith("-sha256-") for _, ev in cases), "a record without a vendor id"
+        assert any(ev["id"].endswith("-sha256-") for _, evs in cases for ev in evs), "a record without a vendor id"
 
 
 @pytest.mark.parametrize(("name", "index", "record", "expected"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_each_record_maps_every_field(name: str, index: int, record: dict[str, Any], expected: dict[str, Any]) -> None:
+def test_each_record_maps_every_field(
+    name: str, index: int, record: dict[str, Any], expected: list[dict[str, Any]]
+) -> None:
     original = copy.deepcopy(record)
-    event = ADAPTERS[name].to_event(record)
+    events = ADAPTERS[name].events(record)
     assert record == original  # the adapter never mutates its input
-    raw = event["payload"].pop("raw")
-    assert raw == original
-    if expected["id"].endswith("-sha256-"):
-        assert re.fullmatch(re.escape(expected["id"]) + "[0-9a-f]{32}", event["id"])
-        assert ADAPTERS[name].to_event(copy.deepcopy(original))["id"] == event["id"]  # a content hash, not random
-        expected = {**expected, "id": event["id"]}
-    assert event == expected
-    assert event["type"] in EVENT_TYPES
-    stored = decode_event({**event, "payload": {**event["payload"], "raw": raw}})  # the store accepts it as is
-    assert stored["payload"]["raw"] == original
+    assert len(events) == len(expected)
+    again = ADAPTERS[name].events(copy.deepcopy(original))
+    for event, want, repeat in zip(events, expected, again, strict=True):
+        raw = event["payload"].pop("raw")
+        assert raw == original
+        if want["id"].endswith("-sha256-"):
+            assert re.fullmatch(re.escape(want["id"]) + "[0-9a-f]{32}", event["id"])
+            assert repeat["id"] == event["id"]  # a content hash, not random
+            want = {**want, "id": event["id"]}
+        assert event == want
+        assert event["type"] in EVENT_TYPES
+        stored = decode_event({**event, "payload": {**event["payload"], "raw": raw}})  # the store accepts it as is
+        assert stored["payload"]["raw"] == original
+    assert len({event["id"] for event in events}) == len(events)  # fanned-out events never share an id
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
@@ -63,7 +81,9 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     assert choose({"events": [{"id": "e1", "timestamp": "2026-04-10T09:00:00Z"}]}) == "harness"
     with pytest.raises(AdapterError) as caught:
         choose({"time": "2026-04-10T09:00:00Z", "category": "SignInLogs"})
-    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, harness)"
+    assert str(caught.value) == (
+        "no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, harness)"
+    )
 
 
 def test_lookup_events_items_map_their_embedded_record() -> None:

@@ -124,11 +124,21 @@ class Format:
       follows the file's `<file>:<line>` or `<file>` location in error messages.
     - `to_event(record)`: the harness event (store/models.py shape) of one vendor record; AdapterError
       names the vendor field that could not be mapped.
+    - `to_events(record)`: set instead for a format whose one vendor record holds several events (Google
+      Workspace activities fan out to one event per nested event); `events` is what ingest calls.
     """
 
     name: str
     source: str
     detect: Callable[[Any], bool]
     records: Callable[[Any], Iterator[tuple[str, Any]]]
-    to_event: Callable[[Any], dict[str, Any]]
+    to_event: Callable[[Any], dict[str, Any]] | None
     table: Table
+    to_events: Callable[[Any], list[dict[str, Any]]] | None = None
+
+    def events(self, record: Any) -> list[dict[str, Any]]:
+        """The harness events of one vendor record: one, unless the format fans a record out."""
+        if self.to_events is not None:
+            return self.to_events(record)
+        assert self.to_event is not None  # a Format sets one of the two
+        return [self.to_event(record)]
