@@ -14,6 +14,7 @@ import github_samples
 import google_samples
 import okta_samples
 import pytest
+import slack_samples
 from runners import run_cli
 
 from harness.adapters import cloudtrail
@@ -26,6 +27,7 @@ SAMPLES = {
     "okta": okta_samples.CASES,
     "github-audit": github_samples.CASES,
     "google-workspace": google_samples.CASES,
+    "slack-audit": slack_samples.CASES,
 }
 
 
@@ -48,7 +50,7 @@ def records(name: str) -> list[dict[str, Any]]:
 
 def write_native(name: str, directory: Path) -> Path:
     """Each format in the shape its vendor delivers: a gzipped CloudTrail S3 log file, an Okta API page (array),
-    GitHub's streaming format (one record per line), a Google Reports API page."""
+    GitHub's streaming format (one record per line), a Google Reports API page, a Slack Audit Logs API page."""
     if name == "cloudtrail":
         path = directory / "111122223333_CloudTrail_us-east-1_20260410T0900Z_abc.json.gz"
         path.write_bytes(gzip.compress(json.dumps({"Records": records(name)}).encode()))
@@ -58,6 +60,9 @@ def write_native(name: str, directory: Path) -> Path:
     elif name == "google-workspace":
         path = directory / "reports-activities-page1.json"
         path.write_text(json.dumps({"kind": "admin#reports#activities", "etag": '"p1"', "items": records(name)}))
+    elif name == "slack-audit":
+        path = directory / "slack-audit-logs.json"
+        path.write_text(json.dumps({"entries": records(name), "response_metadata": {"next_cursor": ""}}))
     else:
         path = directory / "github-audit-stream.jsonl"
         path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
@@ -117,7 +122,14 @@ def test_baseline_built_from_vendor_events_knows_actors_and_login_geos(ws: Path)
     for name in SAMPLES:
         assert ingest(ws, "--format", name, str(write_native(name, ws.parent))).exit_code == 0
     assert run_cli(["--workspace", str(ws), "baseline", "build"]).exit_code == 0
-    for entity in ("alice", "jane@example.com", "newdev", "carol@example.com", "admin@example.com"):
+    for entity in (
+        "alice",
+        "jane@example.com",
+        "newdev",
+        "carol@example.com",
+        "admin@example.com",
+        "grace@example.com",
+    ):
         answer = call(ws, "check_baseline", {"entity": entity}).document
         assert answer["known"] is True, (entity, answer)
     jane = call(ws, "check_baseline", {"entity": "jane@example.com", "source": "US"}).document
@@ -143,6 +155,7 @@ def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
         f"ingest: {paths[1]}: format okta (auto)",
         f"ingest: {paths[2]}: format github-audit (auto)",
         f"ingest: {paths[3]}: format google-workspace (auto)",
+        f"ingest: {paths[4]}: format slack-audit (auto)",
         f"ingest: {harness_file}: format harness (auto)",
         f"ingest: {lookup}: format cloudtrail (auto)",
     ]
@@ -157,7 +170,7 @@ def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> N
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, harness)"
+        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, slack-audit, harness)"
     )
     assert Store(ws / "store").head() == ""
 

@@ -12,6 +12,7 @@ import github_samples
 import google_samples
 import okta_samples
 import pytest
+import slack_samples
 
 from harness.adapters import ADAPTERS, EVENT_TYPES, AdapterError, choose
 from harness.adapters.geo import country_code
@@ -23,6 +24,7 @@ SAMPLES = {
     "okta": okta_samples.CASES,
     "github-audit": github_samples.CASES,
     "google-workspace": google_samples.CASES,
+    "slack-audit": slack_samples.CASES,
 }
 # Each case as (record, its events): a format that fans out lists several events per record.
 CASES = [
@@ -82,7 +84,7 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     with pytest.raises(AdapterError) as caught:
         choose({"time": "2026-04-10T09:00:00Z", "category": "SignInLogs"})
     assert str(caught.value) == (
-        "no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, harness)"
+        "no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, slack-audit, harness)"
     )
 
 
