@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import cloudtrail_samples
+import gcp_samples
 import github_samples
 import google_samples
 import okta_samples
@@ -28,6 +29,7 @@ SAMPLES = {
     "github-audit": github_samples.CASES,
     "google-workspace": google_samples.CASES,
     "slack-audit": slack_samples.CASES,
+    "gcp-audit": gcp_samples.CASES,
 }
 
 
@@ -50,7 +52,8 @@ def records(name: str) -> list[dict[str, Any]]:
 
 def write_native(name: str, directory: Path) -> Path:
     """Each format in the shape its vendor delivers: a gzipped CloudTrail S3 log file, an Okta API page (array),
-    GitHub's streaming format (one record per line), a Google Reports API page, a Slack Audit Logs API page."""
+    GitHub's streaming format (one record per line), a Google Reports API page, a Slack Audit Logs API page, a
+    Cloud Logging sink file (one LogEntry per line)."""
     if name == "cloudtrail":
         path = directory / "111122223333_CloudTrail_us-east-1_20260410T0900Z_abc.json.gz"
         path.write_bytes(gzip.compress(json.dumps({"Records": records(name)}).encode()))
@@ -63,6 +66,9 @@ def write_native(name: str, directory: Path) -> Path:
     elif name == "slack-audit":
         path = directory / "slack-audit-logs.json"
         path.write_text(json.dumps({"entries": records(name), "response_metadata": {"next_cursor": ""}}))
+    elif name == "gcp-audit":
+        path = directory / "cloudaudit.googleapis.com_activity_20260410.json"
+        path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
     else:
         path = directory / "github-audit-stream.jsonl"
         path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
@@ -156,6 +162,7 @@ def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
         f"ingest: {paths[2]}: format github-audit (auto)",
         f"ingest: {paths[3]}: format google-workspace (auto)",
         f"ingest: {paths[4]}: format slack-audit (auto)",
+        f"ingest: {paths[5]}: format gcp-audit (auto)",
         f"ingest: {harness_file}: format harness (auto)",
         f"ingest: {lookup}: format cloudtrail (auto)",
     ]
@@ -170,7 +177,7 @@ def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> N
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, slack-audit, harness)"
+        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, slack-audit, gcp-audit, harness)"
     )
     assert Store(ws / "store").head() == ""
 

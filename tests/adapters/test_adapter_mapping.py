@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import cloudtrail_samples
+import gcp_samples
 import github_samples
 import google_samples
 import okta_samples
@@ -25,6 +26,7 @@ SAMPLES = {
     "github-audit": github_samples.CASES,
     "google-workspace": google_samples.CASES,
     "slack-audit": slack_samples.CASES,
+    "gcp-audit": gcp_samples.CASES,
 }
 # Each case as (record, its events): a format that fans out lists several events per record.
 CASES = [
@@ -39,7 +41,12 @@ def test_every_format_has_at_least_30_samples_covering_the_issue_s_kinds() -> No
         cases = [(rec, evs) for fmt, _, rec, evs in CASES if fmt == name]
         assert len(cases) >= 30, name
         kinds = {ev["type"] for _, evs in cases for ev in evs}
-        assert {"login", "login_failure", "user_created", "api_call" if name == "cloudtrail" else "other"} <= kinds
+        assert {
+            "login",
+            "login_failure",
+            "user_created",
+            "api_call" if name in ("cloudtrail", "gcp-audit") else "other",
+        } <= kinds
         assert kinds & {"member_added", "collaborator_added"} and kinds & {"role_assignment", "permission_change"}
         assert any(ev["id"].endswith("-sha256-") for _, evs in cases for ev in evs), "a record without a vendor id"
 
@@ -84,7 +91,7 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     with pytest.raises(AdapterError) as caught:
         choose({"time": "2026-04-10T09:00:00Z", "category": "SignInLogs"})
     assert str(caught.value) == (
-        "no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, slack-audit, harness)"
+        "no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, slack-audit, gcp-audit, harness)"
     )
 
 
