@@ -13,6 +13,7 @@ import cloudtrail_samples
 import gcp_samples
 import github_samples
 import google_samples
+import ocsf_samples
 import okta_samples
 import pytest
 import slack_samples
@@ -30,6 +31,7 @@ SAMPLES = {
     "google-workspace": google_samples.CASES,
     "slack-audit": slack_samples.CASES,
     "gcp-audit": gcp_samples.CASES,
+    "ocsf": ocsf_samples.CASES,
 }
 
 
@@ -53,7 +55,7 @@ def records(name: str) -> list[dict[str, Any]]:
 def write_native(name: str, directory: Path) -> Path:
     """Each format in the shape its vendor delivers: a gzipped CloudTrail S3 log file, an Okta API page (array),
     GitHub's streaming format (one record per line), a Google Reports API page, a Slack Audit Logs API page, a
-    Cloud Logging sink file (one LogEntry per line)."""
+    Cloud Logging sink file (one LogEntry per line), an array of OCSF events."""
     if name == "cloudtrail":
         path = directory / "111122223333_CloudTrail_us-east-1_20260410T0900Z_abc.json.gz"
         path.write_bytes(gzip.compress(json.dumps({"Records": records(name)}).encode()))
@@ -69,6 +71,9 @@ def write_native(name: str, directory: Path) -> Path:
     elif name == "gcp-audit":
         path = directory / "cloudaudit.googleapis.com_activity_20260410.json"
         path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
+    elif name == "ocsf":
+        path = directory / "ocsf-events.json"
+        path.write_text(json.dumps(records(name)))
     else:
         path = directory / "github-audit-stream.jsonl"
         path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
@@ -163,6 +168,7 @@ def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
         f"ingest: {paths[3]}: format google-workspace (auto)",
         f"ingest: {paths[4]}: format slack-audit (auto)",
         f"ingest: {paths[5]}: format gcp-audit (auto)",
+        f"ingest: {paths[6]}: format ocsf (auto)",
         f"ingest: {harness_file}: format harness (auto)",
         f"ingest: {lookup}: format cloudtrail (auto)",
     ]
@@ -177,7 +183,8 @@ def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> N
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, slack-audit, gcp-audit, harness)"
+        f"{odd}: no format recognizes this input "
+        "(tried cloudtrail, okta, github-audit, google-workspace, slack-audit, gcp-audit, ocsf, harness)"
     )
     assert Store(ws / "store").head() == ""
 

@@ -11,6 +11,7 @@ import cloudtrail_samples
 import gcp_samples
 import github_samples
 import google_samples
+import ocsf_samples
 import okta_samples
 import pytest
 import slack_samples
@@ -27,6 +28,7 @@ SAMPLES = {
     "google-workspace": google_samples.CASES,
     "slack-audit": slack_samples.CASES,
     "gcp-audit": gcp_samples.CASES,
+    "ocsf": ocsf_samples.CASES,
 }
 # Each case as (record, its events): a format that fans out lists several events per record.
 CASES = [
@@ -91,7 +93,8 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     with pytest.raises(AdapterError) as caught:
         choose({"time": "2026-04-10T09:00:00Z", "category": "SignInLogs"})
     assert str(caught.value) == (
-        "no format recognizes this input (tried cloudtrail, okta, github-audit, google-workspace, slack-audit, gcp-audit, harness)"
+        "no format recognizes this input "
+        "(tried cloudtrail, okta, github-audit, google-workspace, slack-audit, gcp-audit, ocsf, harness)"
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.adapters import cloudtrail, gcp_audit, github_audit, google_workspace, okta, slack_audit
+from harness.adapters import cloudtrail, gcp_audit, github_audit, google_workspace, ocsf, okta, slack_audit
 from harness.adapters.fields import AdapterError
 from harness.adapters.table import Format, first_record
 from harness.text.casefold import normalize_key
@@ -26,6 +26,7 @@ ADAPTERS: dict[str, Format] = {
         google_workspace.FORMAT,
         slack_audit.FORMAT,
         gcp_audit.FORMAT,
+        ocsf.FORMAT,
     )
 }
 FORMAT_NAMES: tuple[str, ...] = (HARNESS, AUTO, *ADAPTERS)

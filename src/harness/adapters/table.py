@@ -14,12 +14,14 @@ from harness.text.canonjson import json_type
 
 @dataclass(frozen=True)
 class Derived:
-    """What a source's code adds to its table: the actor, extra metadata, and overrides of type and target."""
+    """What a source's code adds to its table: the actor, extra metadata, and overrides of type, target and source
+    (a format carrying several vendors' records, OCSF, names the vendor per record)."""
 
     actor: str
     metadata: Mapping[str, str] = field(default_factory=dict)
     type: str = ""
     target: str = ""
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ def map_record(table: Table, record: Any, derive: Callable[[dict[str, Any], str]
     return {
         "id": f"{table.format}-{vid}" if vid else f"{table.format}-sha256-{content_hash(record)}",
         "timestamp": timestamp,
-        "source": table.source,
+        "source": derived.source or table.source,
         "type": derived.type or kind,
         "actor": derived.actor,
         "org": text(record, *table.org_paths),
