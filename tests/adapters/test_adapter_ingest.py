@@ -280,3 +280,26 @@ def test_format_is_refused_for_other_streams_and_unknown_names(ws: Path) -> None
     assert result.json()["error"]["message"].startswith("format: Invalid value for '--format'")
     findings = run_cli(["--workspace", str(ws), "ingest", "findings", "--format", "okta", "x.json"])
     assert findings.exit_code == 2
+
+
+def test_a_fanned_out_activity_is_refused_whole_and_the_counts_add_up(ws: Path) -> None:
+    activities = records("google-workspace")
+    broken = {**activities[2], "events": [activities[2]["events"][0], {"type": "login"}]}
+    data = ws.parent / "reports.jsonl"
+    data.write_text("".join(json.dumps(rec) + "\n" for rec in (activities[1], broken, activities[31])))
+    plain = ingest(ws, "--format", "google-workspace", str(data))
+    assert plain.exit_code == 2
+    assert plain.json()["error"]["message"] == f'{data}:2: field "events.1.name": is required'
+    assert Store(ws / "store").head() == ""
+    rejects = ws.parent / "rejects.jsonl"
+    result = ingest(ws, "--format", "google-workspace", "--rejects", str(rejects), str(data))
+    assert result.exit_code == 0, result.stdout
+    summary = result.json()
+    assert (summary["records"], summary["added"], summary["skipped_duplicates"], summary["rejected"]) == (5, 4, 0, 1)
+    refused = [json.loads(line) for line in rejects.read_text().splitlines()]
+    assert [(r["location"], r["record"]) for r in refused] == [(f"{data}:2", broken)]
+    assert sorted(stored(ws)) == sorted(
+        ev["id"] for ev in [*SAMPLES["google-workspace"][1][1], *SAMPLES["google-workspace"][31][1]]
+    )
+    again = ingest(ws, "--format", "google-workspace", "--rejects", str(rejects), str(data))
+    assert (again.json()["added"], again.json()["skipped_duplicates"], again.json()["rejected"]) == (0, 4, 1)

@@ -198,13 +198,22 @@ def test_unreadable_vendor_times_name_the_field(value: Any, message: str) -> Non
         ("okta", lambda r: r.update(actor={"type": "User"}), 'field "actor.alternateId": is required'),
         ("okta", lambda r: r.update(published="10/04/2026"), 'field "published": expected an RFC 3339 time'),
         ("github-audit", lambda r: [r.pop("@timestamp"), r.pop("created_at")], 'field "@timestamp": is required'),
+        ("google-workspace", lambda r: r.update(actor={"callerType": "USER"}), 'field "actor.email": is required'),
+        ("google-workspace", lambda r: r["events"].append({"type": "x"}), 'field "events.1.name": is required'),
+        ("google-workspace", lambda r: r.update(events=[]), 'field "events": expected a non-empty array'),
+        ("google-workspace", lambda r: r["id"].pop("time"), 'field "id.time": is required'),
+        ("slack-audit", lambda r: r.update(actor={"type": "user", "user": {}}), 'field "actor.user": is required'),
+        ("slack-audit", lambda r: r.update(date_create="yesterday"), 'field "date_create": expected an RFC 3339'),
+        ("gcp-audit", lambda r: [r.pop("timestamp"), r.pop("receiveTimestamp")], 'field "timestamp": is required'),
+        ("ocsf", lambda r: r.pop("time"), 'field "time": is required'),
+        ("ocsf", lambda r: r["metadata"].update(uid="two words"), 'field "metadata.uid": is not usable as an event id'),
     ],
 )
 def test_unmappable_records_name_the_vendor_field(name: str, mutate: Any, message: str) -> None:
     record = copy.deepcopy(SAMPLES[name][0][0])
     mutate(record)
     with pytest.raises(AdapterError) as caught:
-        ADAPTERS[name].to_event(record)
+        ADAPTERS[name].events(record)
     assert str(caught.value).startswith(message)
 
 
@@ -238,3 +247,19 @@ def test_auto_refuses_a_document_two_formats_claim() -> None:
     with pytest.raises(AdapterError) as caught:
         choose(both)
     assert str(caught.value) == "several formats recognize this input (okta, github-audit); name one with --format"
+
+
+def test_ocsf_source_follows_the_vendor_and_falls_back_to_ocsf() -> None:
+    record = copy.deepcopy(ocsf_samples.CASES[0][0])
+    sources = {}
+    for vendor, product in [
+        ("Microsoft", "Microsoft 365"),
+        ("Microsoft", "Defender"),
+        ("GitHub", "Audit Log"),
+        ("Slack", "Audit Logs"),
+        ("Palo Alto Networks", "Cortex"),
+    ]:
+        record["metadata"]["product"] = {"vendor_name": vendor, "name": product}
+        sources[(vendor, product)] = ADAPTERS["ocsf"].to_event(record)["source"]
+    assert list(sources.values()) == ["m365", "ocsf", "github", "slack", "ocsf"]
+    assert ADAPTERS["ocsf"].to_event(record)["id"].startswith("ocsf-")
