@@ -40,7 +40,7 @@ def source_table(table: Table) -> str:
         f"| `id` | `{table.format}-` + `{table.id_path}`, else `{table.format}-sha256-` + a hash of the record |",
         f"| `timestamp` | {_paths(table.time_paths)}, as RFC 3339 UTC |",
         f"| `actor` | {table.actor_rule} |",
-        f"| `source` | `{table.source}` |",
+        f"| `source` | {table.derived.get('source', f'`{table.source}`')} |",
         f"| `org` | {_paths(table.org_paths)} |",
         f"| `action` | `{table.action_path}` |",
         f"| `type` | `{table.action_path}` in the table below |",
@@ -50,7 +50,7 @@ def source_table(table: Table) -> str:
     lines += [
         f"| `{'metadata.' + key if key not in ('type', 'target') else key}` | {how} |"
         for key, how in table.derived.items()
-        if key != "target"
+        if key not in ("target", "source")
     ]
     lines += ["| `raw` | the vendor record, verbatim |", "", *_types(table)]
     return "\n".join(lines)

@@ -10,9 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import cloudtrail_samples
+import gcp_samples
 import github_samples
+import google_samples
+import ocsf_samples
 import okta_samples
 import pytest
+import slack_samples
 from runners import run_cli
 
 from harness.adapters import cloudtrail
@@ -20,7 +24,20 @@ from harness.investigate.views import METADATA_ALLOWLIST
 from harness.store import Store
 from tests.investigate.ops_support import call, make_workspace
 
-SAMPLES = {"cloudtrail": cloudtrail_samples.CASES, "okta": okta_samples.CASES, "github-audit": github_samples.CASES}
+SAMPLES = {
+    "cloudtrail": cloudtrail_samples.CASES,
+    "okta": okta_samples.CASES,
+    "github-audit": github_samples.CASES,
+    "google-workspace": google_samples.CASES,
+    "slack-audit": slack_samples.CASES,
+    "gcp-audit": gcp_samples.CASES,
+    "ocsf": ocsf_samples.CASES,
+}
+
+
+def pairs(name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each (vendor record, expected event), a record that fans out once per event."""
+    return [(rec, ev) for rec, evs in SAMPLES[name] for ev in (evs if isinstance(evs, list) else [evs])]
 
 
 @pytest.fixture
@@ -37,13 +54,26 @@ def records(name: str) -> list[dict[str, Any]]:
 
 def write_native(name: str, directory: Path) -> Path:
     """Each format in the shape its vendor delivers: a gzipped CloudTrail S3 log file, an Okta API page (array),
-    GitHub's streaming format (one record per line)."""
+    GitHub's streaming format (one record per line), a Google Reports API page, a Slack Audit Logs API page, a
+    Cloud Logging sink file (one LogEntry per line), an array of OCSF events."""
     if name == "cloudtrail":
         path = directory / "111122223333_CloudTrail_us-east-1_20260410T0900Z_abc.json.gz"
         path.write_bytes(gzip.compress(json.dumps({"Records": records(name)}).encode()))
     elif name == "okta":
         path = directory / "okta-logs-page1.json"
         path.write_text(json.dumps(records(name), indent=2))
+    elif name == "google-workspace":
+        path = directory / "reports-activities-page1.json"
+        path.write_text(json.dumps({"kind": "admin#reports#activities", "etag": '"p1"', "items": records(name)}))
+    elif name == "slack-audit":
+        path = directory / "slack-audit-logs.json"
+        path.write_text(json.dumps({"entries": records(name), "response_metadata": {"next_cursor": ""}}))
+    elif name == "gcp-audit":
+        path = directory / "cloudaudit.googleapis.com_activity_20260410.json"
+        path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
+    elif name == "ocsf":
+        path = directory / "ocsf-events.json"
+        path.write_text(json.dumps(records(name)))
     else:
         path = directory / "github-audit-stream.jsonl"
         path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
@@ -66,7 +96,7 @@ def test_each_format_ingests_and_reads_back_through_both_front_doors(ws: Path, n
     path = write_native(name, ws.parent)
     result = ingest(ws, "--format", name, str(path))
     assert result.exit_code == 0, result.stdout
-    count = len(SAMPLES[name])
+    count = len(pairs(name))
     summary = result.json()
     assert (summary["records"], summary["added"], summary["skipped_duplicates"], summary["rejected"]) == (
         count,
@@ -79,7 +109,7 @@ def test_each_format_ingests_and_reads_back_through_both_front_doors(ws: Path, n
     views = answer.document["events"]
     assert [view["timestamp"] for view in views] == sorted(view["timestamp"] for view in views)
     assert len(views) == count
-    for (rec, expected), view in zip(SAMPLES[name], views, strict=True):
+    for (rec, expected), view in zip(pairs(name), views, strict=True):
         event = by_id[view["id"]]
         assert event["payload"]["raw"] == rec
         if not expected["id"].endswith("-sha256-"):
@@ -94,7 +124,7 @@ def test_each_format_ingests_and_reads_back_through_both_front_doors(ws: Path, n
         shown = {k: v for k, v in expected["payload"]["metadata"].items() if k in METADATA_ALLOWLIST}
         assert view["metadata"] == shown
         assert event["org"] == expected["org"]
-    actor = SAMPLES[name][0][1]["actor"]
+    actor = pairs(name)[0][1]["actor"]
     found = call(ws, "search_events", {"actor": actor.upper(), "limit": 500}).document["events"]
     assert found and all(view["actor"] == actor for view in found)
 
@@ -103,7 +133,14 @@ def test_baseline_built_from_vendor_events_knows_actors_and_login_geos(ws: Path)
     for name in SAMPLES:
         assert ingest(ws, "--format", name, str(write_native(name, ws.parent))).exit_code == 0
     assert run_cli(["--workspace", str(ws), "baseline", "build"]).exit_code == 0
-    for entity in ("alice", "jane@example.com", "newdev", "carol@example.com"):
+    for entity in (
+        "alice",
+        "jane@example.com",
+        "newdev",
+        "carol@example.com",
+        "admin@example.com",
+        "grace@example.com",
+    ):
         answer = call(ws, "check_baseline", {"entity": entity}).document
         assert answer["known"] is True, (entity, answer)
     jane = call(ws, "check_baseline", {"entity": "jane@example.com", "source": "US"}).document
@@ -128,10 +165,14 @@ def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
         f"ingest: {paths[0]}: format cloudtrail (auto)",
         f"ingest: {paths[1]}: format okta (auto)",
         f"ingest: {paths[2]}: format github-audit (auto)",
+        f"ingest: {paths[3]}: format google-workspace (auto)",
+        f"ingest: {paths[4]}: format slack-audit (auto)",
+        f"ingest: {paths[5]}: format gcp-audit (auto)",
+        f"ingest: {paths[6]}: format ocsf (auto)",
         f"ingest: {harness_file}: format harness (auto)",
         f"ingest: {lookup}: format cloudtrail (auto)",
     ]
-    total = sum(len(cases) for cases in SAMPLES.values())
+    total = sum(len(pairs(name)) for name in SAMPLES)
     summary = result.json()
     assert (summary["records"], summary["added"], summary["skipped_duplicates"]) == (total + 2, total + 1, 1)
 
@@ -142,7 +183,8 @@ def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> N
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, harness)"
+        f"{odd}: no format recognizes this input "
+        "(tried cloudtrail, okta, github-audit, google-workspace, slack-audit, gcp-audit, ocsf, harness)"
     )
     assert Store(ws / "store").head() == ""
 
@@ -238,3 +280,26 @@ def test_format_is_refused_for_other_streams_and_unknown_names(ws: Path) -> None
     assert result.json()["error"]["message"].startswith("format: Invalid value for '--format'")
     findings = run_cli(["--workspace", str(ws), "ingest", "findings", "--format", "okta", "x.json"])
     assert findings.exit_code == 2
+
+
+def test_a_fanned_out_activity_is_refused_whole_and_the_counts_add_up(ws: Path) -> None:
+    activities = records("google-workspace")
+    broken = {**activities[2], "events": [activities[2]["events"][0], {"type": "login"}]}
+    data = ws.parent / "reports.jsonl"
+    data.write_text("".join(json.dumps(rec) + "\n" for rec in (activities[1], broken, activities[31])))
+    plain = ingest(ws, "--format", "google-workspace", str(data))
+    assert plain.exit_code == 2
+    assert plain.json()["error"]["message"] == f'{data}:2: field "events.1.name": is required'
+    assert Store(ws / "store").head() == ""
+    rejects = ws.parent / "rejects.jsonl"
+    result = ingest(ws, "--format", "google-workspace", "--rejects", str(rejects), str(data))
+    assert result.exit_code == 0, result.stdout
+    summary = result.json()
+    assert (summary["records"], summary["added"], summary["skipped_duplicates"], summary["rejected"]) == (5, 4, 0, 1)
+    refused = [json.loads(line) for line in rejects.read_text().splitlines()]
+    assert [(r["location"], r["record"]) for r in refused] == [(f"{data}:2", broken)]
+    assert sorted(stored(ws)) == sorted(
+        ev["id"] for ev in [*SAMPLES["google-workspace"][1][1], *SAMPLES["google-workspace"][31][1]]
+    )
+    again = ingest(ws, "--format", "google-workspace", "--rejects", str(rejects), str(data))
+    assert (again.json()["added"], again.json()["skipped_duplicates"], again.json()["rejected"]) == (0, 4, 1)

@@ -8,43 +8,72 @@ import re
 from typing import Any
 
 import cloudtrail_samples
+import gcp_samples
 import github_samples
+import google_samples
+import ocsf_samples
 import okta_samples
 import pytest
+import slack_samples
 
 from harness.adapters import ADAPTERS, EVENT_TYPES, AdapterError, choose
 from harness.adapters.geo import country_code
 from harness.adapters.timestamps import event_time
 from harness.store.models import decode_event
 
-SAMPLES = {"cloudtrail": cloudtrail_samples.CASES, "okta": okta_samples.CASES, "github-audit": github_samples.CASES}
-CASES = [(name, index, rec, ev) for name, cases in SAMPLES.items() for index, (rec, ev) in enumerate(cases)]
+SAMPLES = {
+    "cloudtrail": cloudtrail_samples.CASES,
+    "okta": okta_samples.CASES,
+    "github-audit": github_samples.CASES,
+    "google-workspace": google_samples.CASES,
+    "slack-audit": slack_samples.CASES,
+    "gcp-audit": gcp_samples.CASES,
+    "ocsf": ocsf_samples.CASES,
+}
+# Each case as (record, its events): a format that fans out lists several events per record.
+CASES = [
+    (name, index, rec, evs if isinstance(evs, list) else [evs])
+    for name, cases in SAMPLES.items()
+    for index, (rec, evs) in enumerate(cases)
+]
 
 
 def test_every_format_has_at_least_30_samples_covering_the_issue_s_kinds() -> None:
-    for name, cases in SAMPLES.items():
+    for name in SAMPLES:
+        cases = [(rec, evs) for fmt, _, rec, evs in CASES if fmt == name]
         assert len(cases) >= 30, name
-        kinds = {ev["type"] for _, ev in cases}
-        assert {"login", "login_failure", "user_created", "api_call" if name == "cloudtrail" else "other"} <= kinds
+        kinds = {ev["type"] for _, evs in cases for ev in evs}
+        assert {
+            "login",
+            "login_failure",
+            "user_created",
+            "api_call" if name in ("cloudtrail", "gcp-audit") else "other",
+        } <= kinds
         assert kinds & {"member_added", "collaborator_added"} and kinds & {"role_assignment", "permission_change"}
-        assert any(ev["id"].endswith("-sha256-") for _, ev in cases), "a record without a vendor id"
+        assert any(ev["id"].endswith("-sha256-") for _, evs in cases for ev in evs), "a record without a vendor id"
 
 
 @pytest.mark.parametrize(("name", "index", "record", "expected"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_each_record_maps_every_field(name: str, index: int, record: dict[str, Any], expected: dict[str, Any]) -> None:
+def test_each_record_maps_every_field(
+    name: str, index: int, record: dict[str, Any], expected: list[dict[str, Any]]
+) -> None:
     original = copy.deepcopy(record)
-    event = ADAPTERS[name].to_event(record)
+    events = ADAPTERS[name].events(record)
     assert record == original  # the adapter never mutates its input
-    raw = event["payload"].pop("raw")
-    assert raw == original
-    if expected["id"].endswith("-sha256-"):
-        assert re.fullmatch(re.escape(expected["id"]) + "[0-9a-f]{32}", event["id"])
-        assert ADAPTERS[name].to_event(copy.deepcopy(original))["id"] == event["id"]  # a content hash, not random
-        expected = {**expected, "id": event["id"]}
-    assert event == expected
-    assert event["type"] in EVENT_TYPES
-    stored = decode_event({**event, "payload": {**event["payload"], "raw": raw}})  # the store accepts it as is
-    assert stored["payload"]["raw"] == original
+    assert len(events) == len(expected)
+    again = ADAPTERS[name].events(copy.deepcopy(original))
+    for event, want, repeat in zip(events, expected, again, strict=True):
+        raw = event["payload"].pop("raw")
+        assert raw == original
+        if want["id"].endswith("-sha256-"):
+            assert re.fullmatch(re.escape(want["id"]) + "[0-9a-f]{32}", event["id"])
+            assert repeat["id"] == event["id"]  # a content hash, not random
+            want = {**want, "id": event["id"]}
+        assert event == want
+        assert event["type"] in EVENT_TYPES
+        stored = decode_event({**event, "payload": {**event["payload"], "raw": raw}})  # the store accepts it as is
+        assert stored["payload"]["raw"] == original
+    assert len({event["id"] for event in events}) == len(events)  # fanned-out events never share an id
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
@@ -63,7 +92,10 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     assert choose({"events": [{"id": "e1", "timestamp": "2026-04-10T09:00:00Z"}]}) == "harness"
     with pytest.raises(AdapterError) as caught:
         choose({"time": "2026-04-10T09:00:00Z", "category": "SignInLogs"})
-    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, harness)"
+    assert str(caught.value) == (
+        "no format recognizes this input "
+        "(tried cloudtrail, okta, github-audit, google-workspace, slack-audit, gcp-audit, ocsf, harness)"
+    )
 
 
 def test_lookup_events_items_map_their_embedded_record() -> None:
@@ -166,13 +198,22 @@ def test_unreadable_vendor_times_name_the_field(value: Any, message: str) -> Non
         ("okta", lambda r: r.update(actor={"type": "User"}), 'field "actor.alternateId": is required'),
         ("okta", lambda r: r.update(published="10/04/2026"), 'field "published": expected an RFC 3339 time'),
         ("github-audit", lambda r: [r.pop("@timestamp"), r.pop("created_at")], 'field "@timestamp": is required'),
+        ("google-workspace", lambda r: r.update(actor={"callerType": "USER"}), 'field "actor.email": is required'),
+        ("google-workspace", lambda r: r["events"].append({"type": "x"}), 'field "events.1.name": is required'),
+        ("google-workspace", lambda r: r.update(events=[]), 'field "events": expected a non-empty array'),
+        ("google-workspace", lambda r: r["id"].pop("time"), 'field "id.time": is required'),
+        ("slack-audit", lambda r: r.update(actor={"type": "user", "user": {}}), 'field "actor.user": is required'),
+        ("slack-audit", lambda r: r.update(date_create="yesterday"), 'field "date_create": expected an RFC 3339'),
+        ("gcp-audit", lambda r: [r.pop("timestamp"), r.pop("receiveTimestamp")], 'field "timestamp": is required'),
+        ("ocsf", lambda r: r.pop("time"), 'field "time": is required'),
+        ("ocsf", lambda r: r["metadata"].update(uid="two words"), 'field "metadata.uid": is not usable as an event id'),
     ],
 )
 def test_unmappable_records_name_the_vendor_field(name: str, mutate: Any, message: str) -> None:
     record = copy.deepcopy(SAMPLES[name][0][0])
     mutate(record)
     with pytest.raises(AdapterError) as caught:
-        ADAPTERS[name].to_event(record)
+        ADAPTERS[name].events(record)
     assert str(caught.value).startswith(message)
 
 
@@ -206,3 +247,19 @@ def test_auto_refuses_a_document_two_formats_claim() -> None:
     with pytest.raises(AdapterError) as caught:
         choose(both)
     assert str(caught.value) == "several formats recognize this input (okta, github-audit); name one with --format"
+
+
+def test_ocsf_source_follows_the_vendor_and_falls_back_to_ocsf() -> None:
+    record = copy.deepcopy(ocsf_samples.CASES[0][0])
+    sources = {}
+    for vendor, product in [
+        ("Microsoft", "Microsoft 365"),
+        ("Microsoft", "Defender"),
+        ("GitHub", "Audit Log"),
+        ("Slack", "Audit Logs"),
+        ("Palo Alto Networks", "Cortex"),
+    ]:
+        record["metadata"]["product"] = {"vendor_name": vendor, "name": product}
+        sources[(vendor, product)] = ADAPTERS["ocsf"].to_event(record)["source"]
+    assert list(sources.values()) == ["m365", "ocsf", "github", "slack", "ocsf"]
+    assert ADAPTERS["ocsf"].to_event(record)["id"].startswith("ocsf-")

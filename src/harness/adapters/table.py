@@ -14,12 +14,14 @@ from harness.text.canonjson import json_type
 
 @dataclass(frozen=True)
 class Derived:
-    """What a source's code adds to its table: the actor, extra metadata, and overrides of type and target."""
+    """What a source's code adds to its table: the actor, extra metadata, and overrides of type, target and source
+    (a format carrying several vendors' records, OCSF, names the vendor per record)."""
 
     actor: str
     metadata: Mapping[str, str] = field(default_factory=dict)
     type: str = ""
     target: str = ""
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ def map_record(table: Table, record: Any, derive: Callable[[dict[str, Any], str]
     return {
         "id": f"{table.format}-{vid}" if vid else f"{table.format}-sha256-{content_hash(record)}",
         "timestamp": timestamp,
-        "source": table.source,
+        "source": derived.source or table.source,
         "type": derived.type or kind,
         "actor": derived.actor,
         "org": text(record, *table.org_paths),
@@ -124,11 +126,21 @@ class Format:
       follows the file's `<file>:<line>` or `<file>` location in error messages.
     - `to_event(record)`: the harness event (store/models.py shape) of one vendor record; AdapterError
       names the vendor field that could not be mapped.
+    - `to_events(record)`: set instead for a format whose one vendor record holds several events (Google
+      Workspace activities fan out to one event per nested event); `events` is what ingest calls.
     """
 
     name: str
     source: str
     detect: Callable[[Any], bool]
     records: Callable[[Any], Iterator[tuple[str, Any]]]
-    to_event: Callable[[Any], dict[str, Any]]
+    to_event: Callable[[Any], dict[str, Any]] | None
     table: Table
+    to_events: Callable[[Any], list[dict[str, Any]]] | None = None
+
+    def events(self, record: Any) -> list[dict[str, Any]]:
+        """The harness events of one vendor record: one, unless the format fans a record out."""
+        if self.to_events is not None:
+            return self.to_events(record)
+        assert self.to_event is not None  # a Format sets one of the two
+        return [self.to_event(record)]

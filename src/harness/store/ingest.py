@@ -247,7 +247,7 @@ class _VendorRecords:
 
     def _items(self, line: int, document: Any) -> Iterator[_Item]:
         unwrap = _harness_records if not self.vendor else ADAPTERS[self.format_name].records
-        convert = ADAPTERS[self.format_name].to_event if self.vendor else None
+        convert = ADAPTERS[self.format_name].events if self.vendor else None
         try:
             for suffix, record in unwrap(document):
                 position = (line << 32) | (int(suffix[1:-1]) + 1 if suffix else 0)
@@ -255,9 +255,12 @@ class _VendorRecords:
                     yield _Item(position, record, original=record)
                     continue
                 try:
-                    yield _Item(position, convert(record), original=record)
+                    events = convert(record)
                 except AdapterError as exc:
                     yield _Item(position, None, str(exc), record)
+                    continue
+                for event in events:
+                    yield _Item(position, event, original=record)
         except AdapterError as exc:
             yield _Item(line << 32, None, str(exc), document)
 
