@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import cloudtrail_samples
+import entra_signin_samples
 import github_samples
 import okta_samples
 import pytest
@@ -20,7 +21,12 @@ from harness.investigate.views import METADATA_ALLOWLIST
 from harness.store import Store
 from tests.investigate.ops_support import call, make_workspace
 
-SAMPLES = {"cloudtrail": cloudtrail_samples.CASES, "okta": okta_samples.CASES, "github-audit": github_samples.CASES}
+SAMPLES = {
+    "cloudtrail": cloudtrail_samples.CASES,
+    "okta": okta_samples.CASES,
+    "github-audit": github_samples.CASES,
+    "entra-signin": entra_signin_samples.CASES,
+}
 
 
 @pytest.fixture
@@ -37,13 +43,16 @@ def records(name: str) -> list[dict[str, Any]]:
 
 def write_native(name: str, directory: Path) -> Path:
     """Each format in the shape its vendor delivers: a gzipped CloudTrail S3 log file, an Okta API page (array),
-    GitHub's streaming format (one record per line)."""
+    GitHub's streaming format (one record per line), Entra through diagnostic settings (`{"records": [...]}`)."""
     if name == "cloudtrail":
         path = directory / "111122223333_CloudTrail_us-east-1_20260410T0900Z_abc.json.gz"
         path.write_bytes(gzip.compress(json.dumps({"Records": records(name)}).encode()))
     elif name == "okta":
         path = directory / "okta-logs-page1.json"
         path.write_text(json.dumps(records(name), indent=2))
+    elif name in ("entra-signin",):
+        path = directory / f"{name}-PT1H.json"
+        path.write_text(json.dumps({"records": records(name)}))
     else:
         path = directory / "github-audit-stream.jsonl"
         path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
@@ -125,9 +134,7 @@ def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
     result = ingest(ws, "--format", "auto", *map(str, paths), str(harness_file), str(lookup))
     assert result.exit_code == 0, result.stdout
     assert result.stderr.splitlines() == [
-        f"ingest: {paths[0]}: format cloudtrail (auto)",
-        f"ingest: {paths[1]}: format okta (auto)",
-        f"ingest: {paths[2]}: format github-audit (auto)",
+        *(f"ingest: {path}: format {name} (auto)" for path, name in zip(paths, SAMPLES, strict=True)),
         f"ingest: {harness_file}: format harness (auto)",
         f"ingest: {lookup}: format cloudtrail (auto)",
     ]
@@ -137,12 +144,12 @@ def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
 
 
 def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> None:
-    odd = ws.parent / "signins.json"
-    odd.write_text(json.dumps([{"time": "2026-04-10T09:00:00Z", "category": "SignInLogs", "properties": {}}]))
+    odd = ws.parent / "app-service.json"
+    odd.write_text(json.dumps([{"time": "2026-04-10T09:00:00Z", "category": "AppServiceHTTPLogs", "properties": {}}]))
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, harness)"
+        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, harness)"
     )
     assert Store(ws / "store").head() == ""
 

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import cloudtrail_samples
+import entra_signin_samples
 import github_samples
 import okta_samples
 import pytest
@@ -17,17 +18,28 @@ from harness.adapters.geo import country_code
 from harness.adapters.timestamps import event_time
 from harness.store.models import decode_event
 
-SAMPLES = {"cloudtrail": cloudtrail_samples.CASES, "okta": okta_samples.CASES, "github-audit": github_samples.CASES}
+SAMPLES = {
+    "cloudtrail": cloudtrail_samples.CASES,
+    "okta": okta_samples.CASES,
+    "github-audit": github_samples.CASES,
+    "entra-signin": entra_signin_samples.CASES,
+}
 CASES = [(name, index, rec, ev) for name, cases in SAMPLES.items() for index, (rec, ev) in enumerate(cases)]
+
+
+SIGN_IN_ONLY = {"entra-signin"}  # a sign-in log holds sign-ins only; the other kinds are in its audit log
 
 
 def test_every_format_has_at_least_30_samples_covering_the_issue_s_kinds() -> None:
     for name, cases in SAMPLES.items():
         assert len(cases) >= 30, name
         kinds = {ev["type"] for _, ev in cases}
+        assert any(ev["id"].endswith("-sha256-") for _, ev in cases), "a record without a vendor id"
+        if name in SIGN_IN_ONLY:
+            assert kinds == {"login", "login_failure"}, name
+            continue
         assert {"login", "login_failure", "user_created", "api_call" if name == "cloudtrail" else "other"} <= kinds
         assert kinds & {"member_added", "collaborator_added"} and kinds & {"role_assignment", "permission_change"}
-        assert any(ev["id"].endswith("-sha256-") for _, ev in cases), "a record without a vendor id"
 
 
 @pytest.mark.parametrize(("name", "index", "record", "expected"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
@@ -62,8 +74,8 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     assert choose({"id": "e1", "Timestamp": "2026-04-10T09:00:00Z"}) == "harness"
     assert choose({"events": [{"id": "e1", "timestamp": "2026-04-10T09:00:00Z"}]}) == "harness"
     with pytest.raises(AdapterError) as caught:
-        choose({"time": "2026-04-10T09:00:00Z", "category": "SignInLogs"})
-    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, harness)"
+        choose({"time": "2026-04-10T09:00:00Z", "category": "AppServiceHTTPLogs"})
+    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, harness)"
 
 
 def test_lookup_events_items_map_their_embedded_record() -> None:
@@ -166,6 +178,13 @@ def test_unreadable_vendor_times_name_the_field(value: Any, message: str) -> Non
         ("okta", lambda r: r.update(actor={"type": "User"}), 'field "actor.alternateId": is required'),
         ("okta", lambda r: r.update(published="10/04/2026"), 'field "published": expected an RFC 3339 time'),
         ("github-audit", lambda r: [r.pop("@timestamp"), r.pop("created_at")], 'field "@timestamp": is required'),
+        (
+            "entra-signin",
+            lambda r: [r.pop(k) for k in ("userPrincipalName", "userId")],
+            'field "userPrincipalName": is required',
+        ),
+        ("entra-signin", lambda r: r.pop("createdDateTime"), 'field "createdDateTime": is required'),
+        ("entra-signin", lambda r: r.update(id=7.5), 'field "id": expected a string, got a number'),
     ],
 )
 def test_unmappable_records_name_the_vendor_field(name: str, mutate: Any, message: str) -> None:
@@ -174,6 +193,23 @@ def test_unmappable_records_name_the_vendor_field(name: str, mutate: Any, messag
     with pytest.raises(AdapterError) as caught:
         ADAPTERS[name].to_event(record)
     assert str(caught.value).startswith(message)
+
+
+def test_entra_sign_in_is_the_same_event_from_graph_and_from_its_diagnostic_envelope() -> None:
+    graph = entra_signin_samples.CASES[1][0]
+    blob = {"records": [entra_signin_samples.envelope(2, graph)]}
+    assert choose(blob) == choose(graph) == "entra-signin"
+    ((suffix, wrapped),) = ADAPTERS["entra-signin"].records(blob)
+    bare, enveloped = ADAPTERS["entra-signin"].to_event(graph), ADAPTERS["entra-signin"].to_event(wrapped)
+    assert suffix == "[0]"
+    keys = ("id", "timestamp", "type", "actor")
+    assert [bare[k] for k in keys] == [enveloped[k] for k in keys] == [
+        "entra-signin-66ea54eb-6301-4ee5-be62-ff5a759b0002",
+        "2026-04-10T09:02:00Z",
+        "login_failure",
+        "jane@contoso.com",
+    ]
+    assert enveloped["payload"]["metadata"]["error_code"] == "50126"
 
 
 def test_country_codes_from_names_and_codes() -> None:
