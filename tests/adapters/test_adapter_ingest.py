@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import cloudtrail_samples
+import entra_audit_samples
 import entra_signin_samples
 import github_samples
 import okta_samples
@@ -26,6 +27,7 @@ SAMPLES = {
     "okta": okta_samples.CASES,
     "github-audit": github_samples.CASES,
     "entra-signin": entra_signin_samples.CASES,
+    "entra-audit": entra_audit_samples.CASES,
 }
 
 
@@ -50,7 +52,7 @@ def write_native(name: str, directory: Path) -> Path:
     elif name == "okta":
         path = directory / "okta-logs-page1.json"
         path.write_text(json.dumps(records(name), indent=2))
-    elif name in ("entra-signin",):
+    elif name in ("entra-signin", "entra-audit"):
         path = directory / f"{name}-PT1H.json"
         path.write_text(json.dumps({"records": records(name)}))
     else:
@@ -149,7 +151,7 @@ def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> N
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, harness)"
+        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, harness)"
     )
     assert Store(ws / "store").head() == ""
 

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import cloudtrail_samples
+import entra_audit_samples
 import entra_signin_samples
 import github_samples
 import okta_samples
@@ -23,11 +24,13 @@ SAMPLES = {
     "okta": okta_samples.CASES,
     "github-audit": github_samples.CASES,
     "entra-signin": entra_signin_samples.CASES,
+    "entra-audit": entra_audit_samples.CASES,
 }
 CASES = [(name, index, rec, ev) for name, cases in SAMPLES.items() for index, (rec, ev) in enumerate(cases)]
 
 
 SIGN_IN_ONLY = {"entra-signin"}  # a sign-in log holds sign-ins only; the other kinds are in its audit log
+AUDIT_ONLY = {"entra-audit"}  # and the audit log holds no sign-ins
 
 
 def test_every_format_has_at_least_30_samples_covering_the_issue_s_kinds() -> None:
@@ -38,7 +41,8 @@ def test_every_format_has_at_least_30_samples_covering_the_issue_s_kinds() -> No
         if name in SIGN_IN_ONLY:
             assert kinds == {"login", "login_failure"}, name
             continue
-        assert {"login", "login_failure", "user_created", "api_call" if name == "cloudtrail" else "other"} <= kinds
+        required = {"login", "login_failure", "user_created", "api_call" if name == "cloudtrail" else "other"}
+        assert required - ({"login", "login_failure"} if name in AUDIT_ONLY else set()) <= kinds
         assert kinds & {"member_added", "collaborator_added"} and kinds & {"role_assignment", "permission_change"}
 
 
@@ -75,7 +79,7 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     assert choose({"events": [{"id": "e1", "timestamp": "2026-04-10T09:00:00Z"}]}) == "harness"
     with pytest.raises(AdapterError) as caught:
         choose({"time": "2026-04-10T09:00:00Z", "category": "AppServiceHTTPLogs"})
-    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, harness)"
+    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, harness)"
 
 
 def test_lookup_events_items_map_their_embedded_record() -> None:
@@ -185,6 +189,8 @@ def test_unreadable_vendor_times_name_the_field(value: Any, message: str) -> Non
         ),
         ("entra-signin", lambda r: r.pop("createdDateTime"), 'field "createdDateTime": is required'),
         ("entra-signin", lambda r: r.update(id=7.5), 'field "id": expected a string, got a number'),
+        ("entra-audit", lambda r: r.update(initiatedBy={"user": None, "app": None}), 'field "initiatedBy": is required'),
+        ("entra-audit", lambda r: r.pop("activityDateTime"), 'field "activityDateTime": is required'),
     ],
 )
 def test_unmappable_records_name_the_vendor_field(name: str, mutate: Any, message: str) -> None:
