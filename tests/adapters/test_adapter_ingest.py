@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import azure_activity_samples
 import cloudtrail_samples
 import entra_audit_samples
 import entra_signin_samples
@@ -28,6 +29,7 @@ SAMPLES = {
     "github-audit": github_samples.CASES,
     "entra-signin": entra_signin_samples.CASES,
     "entra-audit": entra_audit_samples.CASES,
+    "azure-activity": azure_activity_samples.CASES,
 }
 
 
@@ -52,6 +54,9 @@ def write_native(name: str, directory: Path) -> Path:
     elif name == "okta":
         path = directory / "okta-logs-page1.json"
         path.write_text(json.dumps(records(name), indent=2))
+    elif name == "azure-activity":  # a REST API page
+        path = directory / "activity-log-page1.json"
+        path.write_text(json.dumps({"value": records(name), "nextLink": None}))
     elif name in ("entra-signin", "entra-audit"):
         path = directory / f"{name}-PT1H.json"
         path.write_text(json.dumps({"records": records(name)}))
@@ -151,7 +156,7 @@ def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> N
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, harness)"
+        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, azure-activity, harness)"
     )
     assert Store(ws / "store").head() == ""
 

@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+import azure_activity_samples
 import cloudtrail_samples
 import entra_audit_samples
 import entra_signin_samples
@@ -25,12 +26,14 @@ SAMPLES = {
     "github-audit": github_samples.CASES,
     "entra-signin": entra_signin_samples.CASES,
     "entra-audit": entra_audit_samples.CASES,
+    "azure-activity": azure_activity_samples.CASES,
 }
 CASES = [(name, index, rec, ev) for name, cases in SAMPLES.items() for index, (rec, ev) in enumerate(cases)]
 
 
 SIGN_IN_ONLY = {"entra-signin"}  # a sign-in log holds sign-ins only; the other kinds are in its audit log
 AUDIT_ONLY = {"entra-audit"}  # and the audit log holds no sign-ins
+RESOURCE_ONLY = {"azure-activity"}  # control-plane calls on resources: no sign-ins, users or memberships
 
 
 def test_every_format_has_at_least_30_samples_covering_the_issue_s_kinds() -> None:
@@ -40,6 +43,9 @@ def test_every_format_has_at_least_30_samples_covering_the_issue_s_kinds() -> No
         assert any(ev["id"].endswith("-sha256-") for _, ev in cases), "a record without a vendor id"
         if name in SIGN_IN_ONLY:
             assert kinds == {"login", "login_failure"}, name
+            continue
+        if name in RESOURCE_ONLY:
+            assert {"role_assignment", "role_removal", "permission_change", "api_call", "config_change"} <= kinds
             continue
         required = {"login", "login_failure", "user_created", "api_call" if name == "cloudtrail" else "other"}
         assert required - ({"login", "login_failure"} if name in AUDIT_ONLY else set()) <= kinds
@@ -79,7 +85,7 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     assert choose({"events": [{"id": "e1", "timestamp": "2026-04-10T09:00:00Z"}]}) == "harness"
     with pytest.raises(AdapterError) as caught:
         choose({"time": "2026-04-10T09:00:00Z", "category": "AppServiceHTTPLogs"})
-    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, harness)"
+    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, azure-activity, harness)"
 
 
 def test_lookup_events_items_map_their_embedded_record() -> None:
@@ -191,6 +197,8 @@ def test_unreadable_vendor_times_name_the_field(value: Any, message: str) -> Non
         ("entra-signin", lambda r: r.update(id=7.5), 'field "id": expected a string, got a number'),
         ("entra-audit", lambda r: r.update(initiatedBy={"user": None, "app": None}), 'field "initiatedBy": is required'),
         ("entra-audit", lambda r: r.pop("activityDateTime"), 'field "activityDateTime": is required'),
+        ("azure-activity", lambda r: r.pop("eventTimestamp"), 'field "eventTimestamp": is required'),
+        ("azure-activity", lambda r: r.update(eventDataId="a b"), 'field "eventDataId": is not usable as an event id'),
     ],
 )
 def test_unmappable_records_name_the_vendor_field(name: str, mutate: Any, message: str) -> None:

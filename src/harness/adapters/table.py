@@ -31,7 +31,8 @@ class Table:
     - `time_paths`: the event time, the first present path wins.
     - `action_path`: the vendor's event name, kept as `payload.action` and looked up in `types`;
       an unlisted name is looked up by the value at `fallback_path` in `fallback_types`, else `default_type`;
-      `action_alternates` are tried in order when `action_path` is empty.
+      `action_alternates` are tried in order when `action_path` is empty; with `fold_case` the lookup ignores case
+      (exports that upper-case the vendor name).
     - `target_paths`, `org_paths`: first non-empty string wins.
     - `metadata`: projected key -> paths (first non-empty string wins; absent keys are omitted).
     - `actor_rule` and `derived` (metadata key -> how the code derives it) document the hooks, for the
@@ -50,6 +51,7 @@ class Table:
     fallback_path: str = ""
     id_alternates: tuple[str, ...] = ()
     action_alternates: tuple[str, ...] = ()
+    fold_case: bool = False
     fallback_types: Mapping[str, str] = field(default_factory=dict)
     default_type: str = GENERIC_TYPE
     actor_rule: str = ""
@@ -65,8 +67,10 @@ class Table:
     def event_type(self, record: Any) -> str:
         """The vocabulary type of a record by the table alone."""
         action = self.action(record)
-        if action in self.types:
-            return self.types[action]
+        types = {name.casefold(): kind for name, kind in self.types.items()} if self.fold_case else self.types
+        key = action.casefold() if self.fold_case else action
+        if key in types:
+            return types[key]
         fallback = text(record, self.fallback_path) if self.fallback_path else ""
         return self.fallback_types.get(fallback, self.default_type)
 
