@@ -14,6 +14,7 @@ import cloudtrail_samples
 import entra_audit_samples
 import entra_signin_samples
 import github_samples
+import m365_samples
 import okta_samples
 import pytest
 from runners import run_cli
@@ -30,6 +31,7 @@ SAMPLES = {
     "entra-signin": entra_signin_samples.CASES,
     "entra-audit": entra_audit_samples.CASES,
     "azure-activity": azure_activity_samples.CASES,
+    "m365": m365_samples.CASES,
 }
 
 
@@ -54,6 +56,9 @@ def write_native(name: str, directory: Path) -> Path:
     elif name == "okta":
         path = directory / "okta-logs-page1.json"
         path.write_text(json.dumps(records(name), indent=2))
+    elif name == "m365":  # a Management Activity API content blob
+        path = directory / "m365-audit-general-content.json"
+        path.write_text(json.dumps(records(name)))
     elif name == "azure-activity":  # a REST API page
         path = directory / "activity-log-page1.json"
         path.write_text(json.dumps({"value": records(name), "nextLink": None}))
@@ -156,7 +161,7 @@ def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> N
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, azure-activity, harness)"
+        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, azure-activity, m365, harness)"
     )
     assert Store(ws / "store").head() == ""
 

@@ -12,6 +12,7 @@ import cloudtrail_samples
 import entra_audit_samples
 import entra_signin_samples
 import github_samples
+import m365_samples
 import okta_samples
 import pytest
 
@@ -27,6 +28,7 @@ SAMPLES = {
     "entra-signin": entra_signin_samples.CASES,
     "entra-audit": entra_audit_samples.CASES,
     "azure-activity": azure_activity_samples.CASES,
+    "m365": m365_samples.CASES,
 }
 CASES = [(name, index, rec, ev) for name, cases in SAMPLES.items() for index, (rec, ev) in enumerate(cases)]
 
@@ -85,7 +87,7 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     assert choose({"events": [{"id": "e1", "timestamp": "2026-04-10T09:00:00Z"}]}) == "harness"
     with pytest.raises(AdapterError) as caught:
         choose({"time": "2026-04-10T09:00:00Z", "category": "AppServiceHTTPLogs"})
-    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, azure-activity, harness)"
+    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, azure-activity, m365, harness)"
 
 
 def test_lookup_events_items_map_their_embedded_record() -> None:
@@ -198,6 +200,8 @@ def test_unreadable_vendor_times_name_the_field(value: Any, message: str) -> Non
         ("entra-audit", lambda r: r.update(initiatedBy={"user": None, "app": None}), 'field "initiatedBy": is required'),
         ("entra-audit", lambda r: r.pop("activityDateTime"), 'field "activityDateTime": is required'),
         ("azure-activity", lambda r: r.pop("eventTimestamp"), 'field "eventTimestamp": is required'),
+        ("m365", lambda r: r.pop("UserId"), 'field "UserId": is required'),
+        ("m365", lambda r: r.update(CreationTime="10/04/2026 09:01"), 'field "CreationTime": expected an RFC 3339'),
         ("azure-activity", lambda r: r.update(eventDataId="a b"), 'field "eventDataId": is not usable as an event id'),
     ],
 )
@@ -224,6 +228,26 @@ def test_entra_sign_in_is_the_same_event_from_graph_and_from_its_diagnostic_enve
         "jane@contoso.com",
     ]
     assert enveloped["payload"]["metadata"]["error_code"] == "50126"
+
+
+def test_m365_audit_search_items_map_their_embedded_record() -> None:
+    rec, expected = m365_samples.CASES[1]
+    item = {
+        "RecordType": "AzureActiveDirectoryStsLogon",
+        "CreationDate": "2026-04-10T09:02:00",
+        "UserIds": rec["UserId"],
+        "Operations": rec["Operation"],
+        "AuditData": json.dumps(rec),
+        "ResultIndex": 1,
+        "ResultCount": 1,
+        "Identity": rec["Id"],
+    }
+    assert choose([item]) == "m365"
+    event = ADAPTERS["m365"].to_event(item)
+    assert event["payload"]["raw"] == rec
+    assert (event["id"], event["type"], event["actor"]) == (expected["id"], "login_failure", "jane@contoso.com")
+    with pytest.raises(AdapterError, match='^field "AuditData": is not JSON'):
+        ADAPTERS["m365"].to_event({**item, "AuditData": "{not json"})
 
 
 def test_country_codes_from_names_and_codes() -> None:

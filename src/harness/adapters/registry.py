@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.adapters import azure_activity, cloudtrail, entra_audit, entra_signin, github_audit, okta
+from harness.adapters import azure_activity, cloudtrail, entra_audit, entra_signin, github_audit, m365, okta
 from harness.adapters.fields import AdapterError
 from harness.adapters.table import Format, first_record
 from harness.text.casefold import normalize_key
@@ -17,7 +17,7 @@ from harness.text.casefold import normalize_key
 HARNESS = "harness"
 AUTO = "auto"
 
-_FORMATS = (cloudtrail, okta, github_audit, entra_signin, entra_audit, azure_activity)
+_FORMATS = (cloudtrail, okta, github_audit, entra_signin, entra_audit, azure_activity, m365)
 ADAPTERS: dict[str, Format] = {module.FORMAT.name: module.FORMAT for module in _FORMATS}
 FORMAT_NAMES: tuple[str, ...] = (HARNESS, AUTO, *ADAPTERS)
 
