@@ -37,7 +37,8 @@ def source_table(table: Table) -> str:
         "",
         "| event field | from the vendor record |",
         "|---|---|",
-        f"| `id` | `{table.format}-` + {_paths((table.id_path, *table.id_alternates))}, else `{table.format}-sha256-` + a hash of the record |",
+        f"| `id` | `{table.format}-` + {_paths((table.id_path, *table.id_alternates))}, else "
+        f"`{table.format}-sha256-` + a hash of the record |",
         f"| `timestamp` | {_paths(table.time_paths)}, as RFC 3339 UTC |",
         f"| `actor` | {table.actor_rule} |",
         f"| `source` | `{table.source}` |",

@@ -298,7 +298,8 @@ def _cases() -> list[tuple[dict[str, Any], dict[str, Any]]]:
         if "location" in props:
             meta = graph_meta(props, category=category)
         else:  # the country then comes from the envelope's own `location`
-            meta = graph_meta({**props, "location": {"countryOrRegion": "US"}}, category=category, city="", user_agent="")
+            located = {**props, "location": {"countryOrRegion": "US"}}
+            meta = graph_meta(located, category=category, city="", user_agent="")
         c.append(
             (
                 rec,

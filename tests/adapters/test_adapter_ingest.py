@@ -161,7 +161,8 @@ def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> N
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, azure-activity, m365, harness)"
+        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, "
+        "azure-activity, m365, harness)"
     )
     assert Store(ws / "store").head() == ""
 

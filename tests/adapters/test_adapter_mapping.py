@@ -87,7 +87,10 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     assert choose({"events": [{"id": "e1", "timestamp": "2026-04-10T09:00:00Z"}]}) == "harness"
     with pytest.raises(AdapterError) as caught:
         choose({"time": "2026-04-10T09:00:00Z", "category": "AppServiceHTTPLogs"})
-    assert str(caught.value) == "no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, azure-activity, m365, harness)"
+    assert str(caught.value) == (
+        "no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, "
+        "azure-activity, m365, harness)"
+    )
 
 
 def test_lookup_events_items_map_their_embedded_record() -> None:
@@ -197,7 +200,11 @@ def test_unreadable_vendor_times_name_the_field(value: Any, message: str) -> Non
         ),
         ("entra-signin", lambda r: r.pop("createdDateTime"), 'field "createdDateTime": is required'),
         ("entra-signin", lambda r: r.update(id=7.5), 'field "id": expected a string, got a number'),
-        ("entra-audit", lambda r: r.update(initiatedBy={"user": None, "app": None}), 'field "initiatedBy": is required'),
+        (
+            "entra-audit",
+            lambda r: r.update(initiatedBy={"user": None, "app": None}),
+            'field "initiatedBy": is required',
+        ),
         ("entra-audit", lambda r: r.pop("activityDateTime"), 'field "activityDateTime": is required'),
         ("azure-activity", lambda r: r.pop("eventTimestamp"), 'field "eventTimestamp": is required'),
         ("m365", lambda r: r.pop("UserId"), 'field "UserId": is required'),

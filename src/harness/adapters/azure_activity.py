@@ -92,7 +92,8 @@ def _claim(claims: dict[str, Any], key: str) -> str:
 def _derive(record: dict[str, Any], kind: str) -> Derived:
     claims = _claims(record)
     actor = text(record, "caller") or _claim(claims, _UPN) or _claim(claims, "appid") or _claim(claims, _OBJECT_ID)
-    return Derived(actor=actor, metadata={"principal_id": _claim(claims, _OBJECT_ID), "app_id": _claim(claims, "appid")})
+    metadata = {"principal_id": _claim(claims, _OBJECT_ID), "app_id": _claim(claims, "appid")}
+    return Derived(actor=actor, metadata=metadata)
 
 
 def to_event(record: Any) -> dict[str, Any]:
