@@ -37,13 +37,14 @@ def source_table(table: Table) -> str:
         "",
         "| event field | from the vendor record |",
         "|---|---|",
-        f"| `id` | `{table.format}-` + `{table.id_path}`, else `{table.format}-sha256-` + a hash of the record |",
+        f"| `id` | `{table.format}-` + {_paths((table.id_path, *table.id_alternates))}, else "
+        f"`{table.format}-sha256-` + a hash of the record |",
         f"| `timestamp` | {_paths(table.time_paths)}, as RFC 3339 UTC |",
         f"| `actor` | {table.actor_rule} |",
         f"| `source` | {table.derived.get('source', f'`{table.source}`')} |",
         f"| `org` | {_paths(table.org_paths)} |",
-        f"| `action` | `{table.action_path}` |",
-        f"| `type` | `{table.action_path}` in the table below |",
+        f"| `action` | {_paths((table.action_path, *table.action_alternates))} |",
+        f"| `type` | `action` in the table below |",
         f"| `target` | {table.derived.get('target', f'{_paths(table.target_paths)}')} |",
     ]
     lines += [f"| `metadata.{key}` | {_paths(paths)} |" for key, paths in table.metadata.items()]

@@ -9,10 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import azure_activity_samples
 import cloudtrail_samples
+import entra_audit_samples
+import entra_signin_samples
 import gcp_samples
 import github_samples
 import google_samples
+import m365_samples
 import ocsf_samples
 import okta_samples
 import pytest
@@ -28,6 +32,10 @@ SAMPLES = {
     "cloudtrail": cloudtrail_samples.CASES,
     "okta": okta_samples.CASES,
     "github-audit": github_samples.CASES,
+    "entra-signin": entra_signin_samples.CASES,
+    "entra-audit": entra_audit_samples.CASES,
+    "azure-activity": azure_activity_samples.CASES,
+    "m365": m365_samples.CASES,
     "google-workspace": google_samples.CASES,
     "slack-audit": slack_samples.CASES,
     "gcp-audit": gcp_samples.CASES,
@@ -54,8 +62,9 @@ def records(name: str) -> list[dict[str, Any]]:
 
 def write_native(name: str, directory: Path) -> Path:
     """Each format in the shape its vendor delivers: a gzipped CloudTrail S3 log file, an Okta API page (array),
-    GitHub's streaming format (one record per line), a Google Reports API page, a Slack Audit Logs API page, a
-    Cloud Logging sink file (one LogEntry per line), an array of OCSF events."""
+    GitHub's streaming format (one record per line), Entra through diagnostic settings (`{"records": [...]}`), a
+    Google Reports API page, a Slack Audit Logs API page, a Cloud Logging sink file (one LogEntry per line), an
+    array of OCSF events."""
     if name == "cloudtrail":
         path = directory / "111122223333_CloudTrail_us-east-1_20260410T0900Z_abc.json.gz"
         path.write_bytes(gzip.compress(json.dumps({"Records": records(name)}).encode()))
@@ -74,6 +83,15 @@ def write_native(name: str, directory: Path) -> Path:
     elif name == "ocsf":
         path = directory / "ocsf-events.json"
         path.write_text(json.dumps(records(name)))
+    elif name == "m365":  # a Management Activity API content blob
+        path = directory / "m365-audit-general-content.json"
+        path.write_text(json.dumps(records(name)))
+    elif name == "azure-activity":  # a REST API page
+        path = directory / "activity-log-page1.json"
+        path.write_text(json.dumps({"value": records(name), "nextLink": None}))
+    elif name in ("entra-signin", "entra-audit"):
+        path = directory / f"{name}-PT1H.json"
+        path.write_text(json.dumps({"records": records(name)}))
     else:
         path = directory / "github-audit-stream.jsonl"
         path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
@@ -162,13 +180,7 @@ def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
     result = ingest(ws, "--format", "auto", *map(str, paths), str(harness_file), str(lookup))
     assert result.exit_code == 0, result.stdout
     assert result.stderr.splitlines() == [
-        f"ingest: {paths[0]}: format cloudtrail (auto)",
-        f"ingest: {paths[1]}: format okta (auto)",
-        f"ingest: {paths[2]}: format github-audit (auto)",
-        f"ingest: {paths[3]}: format google-workspace (auto)",
-        f"ingest: {paths[4]}: format slack-audit (auto)",
-        f"ingest: {paths[5]}: format gcp-audit (auto)",
-        f"ingest: {paths[6]}: format ocsf (auto)",
+        *(f"ingest: {path}: format {name} (auto)" for path, name in zip(paths, SAMPLES, strict=True)),
         f"ingest: {harness_file}: format harness (auto)",
         f"ingest: {lookup}: format cloudtrail (auto)",
     ]
@@ -178,13 +190,13 @@ def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
 
 
 def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> None:
-    odd = ws.parent / "signins.json"
-    odd.write_text(json.dumps([{"time": "2026-04-10T09:00:00Z", "category": "SignInLogs", "properties": {}}]))
+    odd = ws.parent / "app-service.json"
+    odd.write_text(json.dumps([{"time": "2026-04-10T09:00:00Z", "category": "AppServiceHTTPLogs", "properties": {}}]))
     result = ingest(ws, "--format", "auto", str(odd))
     assert result.exit_code == 2
     assert result.json()["error"]["message"] == (
-        f"{odd}: no format recognizes this input "
-        "(tried cloudtrail, okta, github-audit, google-workspace, slack-audit, gcp-audit, ocsf, harness)"
+        f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, "
+        "azure-activity, m365, google-workspace, slack-audit, gcp-audit, ocsf, harness)"
     )
     assert Store(ws / "store").head() == ""
 

@@ -7,10 +7,14 @@ import json
 import re
 from typing import Any
 
+import azure_activity_samples
 import cloudtrail_samples
+import entra_audit_samples
+import entra_signin_samples
 import gcp_samples
 import github_samples
 import google_samples
+import m365_samples
 import ocsf_samples
 import okta_samples
 import pytest
@@ -25,6 +29,10 @@ SAMPLES = {
     "cloudtrail": cloudtrail_samples.CASES,
     "okta": okta_samples.CASES,
     "github-audit": github_samples.CASES,
+    "entra-signin": entra_signin_samples.CASES,
+    "entra-audit": entra_audit_samples.CASES,
+    "azure-activity": azure_activity_samples.CASES,
+    "m365": m365_samples.CASES,
     "google-workspace": google_samples.CASES,
     "slack-audit": slack_samples.CASES,
     "gcp-audit": gcp_samples.CASES,
@@ -38,19 +46,26 @@ CASES = [
 ]
 
 
+SIGN_IN_ONLY = {"entra-signin"}  # a sign-in log holds sign-ins only; the other kinds are in its audit log
+AUDIT_ONLY = {"entra-audit"}  # and the audit log holds no sign-ins
+RESOURCE_ONLY = {"azure-activity"}  # control-plane calls on resources: no sign-ins, users or memberships
+
+
 def test_every_format_has_at_least_30_samples_covering_the_issue_s_kinds() -> None:
     for name in SAMPLES:
         cases = [(rec, evs) for fmt, _, rec, evs in CASES if fmt == name]
         assert len(cases) >= 30, name
         kinds = {ev["type"] for _, evs in cases for ev in evs}
-        assert {
-            "login",
-            "login_failure",
-            "user_created",
-            "api_call" if name in ("cloudtrail", "gcp-audit") else "other",
-        } <= kinds
-        assert kinds & {"member_added", "collaborator_added"} and kinds & {"role_assignment", "permission_change"}
         assert any(ev["id"].endswith("-sha256-") for _, evs in cases for ev in evs), "a record without a vendor id"
+        if name in SIGN_IN_ONLY:
+            assert kinds == {"login", "login_failure"}, name
+            continue
+        if name in RESOURCE_ONLY:
+            assert {"role_assignment", "role_removal", "permission_change", "api_call", "config_change"} <= kinds
+            continue
+        required = {"login", "login_failure", "user_created", "api_call" if name in ("cloudtrail", "gcp-audit") else "other"}
+        assert required - ({"login", "login_failure"} if name in AUDIT_ONLY else set()) <= kinds
+        assert kinds & {"member_added", "collaborator_added"} and kinds & {"role_assignment", "permission_change"}
 
 
 @pytest.mark.parametrize(("name", "index", "record", "expected"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
@@ -91,10 +106,10 @@ def test_auto_detection_of_envelopes_and_of_the_harness_shape() -> None:
     assert choose({"id": "e1", "Timestamp": "2026-04-10T09:00:00Z"}) == "harness"
     assert choose({"events": [{"id": "e1", "timestamp": "2026-04-10T09:00:00Z"}]}) == "harness"
     with pytest.raises(AdapterError) as caught:
-        choose({"time": "2026-04-10T09:00:00Z", "category": "SignInLogs"})
+        choose({"time": "2026-04-10T09:00:00Z", "category": "AppServiceHTTPLogs"})
     assert str(caught.value) == (
-        "no format recognizes this input "
-        "(tried cloudtrail, okta, github-audit, google-workspace, slack-audit, gcp-audit, ocsf, harness)"
+        "no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, "
+        "azure-activity, m365, google-workspace, slack-audit, gcp-audit, ocsf, harness)"
     )
 
 
@@ -207,6 +222,23 @@ def test_unreadable_vendor_times_name_the_field(value: Any, message: str) -> Non
         ("gcp-audit", lambda r: [r.pop("timestamp"), r.pop("receiveTimestamp")], 'field "timestamp": is required'),
         ("ocsf", lambda r: r.pop("time"), 'field "time": is required'),
         ("ocsf", lambda r: r["metadata"].update(uid="two words"), 'field "metadata.uid": is not usable as an event id'),
+        (
+            "entra-signin",
+            lambda r: [r.pop(k) for k in ("userPrincipalName", "userId")],
+            'field "userPrincipalName": is required',
+        ),
+        ("entra-signin", lambda r: r.pop("createdDateTime"), 'field "createdDateTime": is required'),
+        ("entra-signin", lambda r: r.update(id=7.5), 'field "id": expected a string, got a number'),
+        (
+            "entra-audit",
+            lambda r: r.update(initiatedBy={"user": None, "app": None}),
+            'field "initiatedBy": is required',
+        ),
+        ("entra-audit", lambda r: r.pop("activityDateTime"), 'field "activityDateTime": is required'),
+        ("azure-activity", lambda r: r.pop("eventTimestamp"), 'field "eventTimestamp": is required'),
+        ("m365", lambda r: r.pop("UserId"), 'field "UserId": is required'),
+        ("m365", lambda r: r.update(CreationTime="10/04/2026 09:01"), 'field "CreationTime": expected an RFC 3339'),
+        ("azure-activity", lambda r: r.update(eventDataId="a b"), 'field "eventDataId": is not usable as an event id'),
     ],
 )
 def test_unmappable_records_name_the_vendor_field(name: str, mutate: Any, message: str) -> None:
@@ -215,6 +247,43 @@ def test_unmappable_records_name_the_vendor_field(name: str, mutate: Any, messag
     with pytest.raises(AdapterError) as caught:
         ADAPTERS[name].events(record)
     assert str(caught.value).startswith(message)
+
+
+def test_entra_sign_in_is_the_same_event_from_graph_and_from_its_diagnostic_envelope() -> None:
+    graph = entra_signin_samples.CASES[1][0]
+    blob = {"records": [entra_signin_samples.envelope(2, graph)]}
+    assert choose(blob) == choose(graph) == "entra-signin"
+    ((suffix, wrapped),) = ADAPTERS["entra-signin"].records(blob)
+    bare, enveloped = ADAPTERS["entra-signin"].to_event(graph), ADAPTERS["entra-signin"].to_event(wrapped)
+    assert suffix == "[0]"
+    keys = ("id", "timestamp", "type", "actor")
+    assert [bare[k] for k in keys] == [enveloped[k] for k in keys] == [
+        "entra-signin-66ea54eb-6301-4ee5-be62-ff5a759b0002",
+        "2026-04-10T09:02:00Z",
+        "login_failure",
+        "jane@contoso.com",
+    ]
+    assert enveloped["payload"]["metadata"]["error_code"] == "50126"
+
+
+def test_m365_audit_search_items_map_their_embedded_record() -> None:
+    rec, expected = m365_samples.CASES[1]
+    item = {
+        "RecordType": "AzureActiveDirectoryStsLogon",
+        "CreationDate": "2026-04-10T09:02:00",
+        "UserIds": rec["UserId"],
+        "Operations": rec["Operation"],
+        "AuditData": json.dumps(rec),
+        "ResultIndex": 1,
+        "ResultCount": 1,
+        "Identity": rec["Id"],
+    }
+    assert choose([item]) == "m365"
+    event = ADAPTERS["m365"].to_event(item)
+    assert event["payload"]["raw"] == rec
+    assert (event["id"], event["type"], event["actor"]) == (expected["id"], "login_failure", "jane@contoso.com")
+    with pytest.raises(AdapterError, match='^field "AuditData": is not JSON'):
+        ADAPTERS["m365"].to_event({**item, "AuditData": "{not json"})
 
 
 def test_country_codes_from_names_and_codes() -> None:

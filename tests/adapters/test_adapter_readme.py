@@ -30,7 +30,7 @@ def test_loading_examples_print_what_the_readme_shows(tmp_path: Path, monkeypatc
     monkeypatch.chdir(tmp_path)
     text = README.read_text()
     files = {m.group("name"): m.group("body") for m in FILE.finditer(text)}
-    assert set(files) == {"cloudtrail.json", "okta.json", "github-audit.jsonl"}
+    assert set(files) == {"cloudtrail.json", "okta.json", "github-audit.jsonl", "entra-signin.json", "m365.json"}
     for name, body in files.items():
         (tmp_path / name).write_text(body)
     assert run_cli(["--workspace", ".harness", "init"]).exit_code == 0

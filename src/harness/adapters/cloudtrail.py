@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness.adapters.fields import AdapterError, get, text
+from harness.adapters.fields import AdapterError, embedded_record, get, text
 from harness.adapters.lakemap import read_lake_map
 from harness.adapters.table import Derived, Format, Table, array_or_record, first_record, listed, map_record
-from harness.text.canonjson import StrictJSONError, json_type, loads_strict
+from harness.text.canonjson import json_type
 
 _POLICY = ("permission_change", "role_removal")
 
@@ -186,25 +186,13 @@ def _lake_row(row: list[Any]) -> dict[str, Any]:
     return record
 
 
-def _inner(item: dict[str, Any]) -> dict[str, Any]:
-    embedded = item["CloudTrailEvent"]
-    if not isinstance(embedded, str):
-        raise AdapterError("CloudTrailEvent", f"expected a string holding a JSON record, got {json_type(embedded)}")
-    try:
-        record = loads_strict(embedded)
-    except StrictJSONError as exc:
-        raise AdapterError("CloudTrailEvent", f"is not JSON: {exc}") from exc
-    if not isinstance(record, dict):
-        raise AdapterError("CloudTrailEvent", f"expected a JSON object, got {json_type(record)}")
-    return record
-
 
 def to_event(item: Any) -> dict[str, Any]:
     """One CloudTrail record (or lookup-events item, or Lake row) as a harness event."""
     if isinstance(item, list):
         item = _lake_row(item)
     elif isinstance(item, dict) and "CloudTrailEvent" in item:
-        item = _inner(item)
+        item = embedded_record(item, "CloudTrailEvent")
     return map_record(TABLE, item, _derive)
 
 

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from harness.text.canonjson import dumps, json_type
+from harness.text.canonjson import StrictJSONError, dumps, json_type, loads_strict
 from harness.text.sanitize import echo
 
 _ABSENT = object()
@@ -86,3 +86,18 @@ def content_hash(record: Any) -> str:
 def compact(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     """A metadata object of the non-empty values only (one shape per value: absent, never "")."""
     return {key: value for key, value in pairs if value}
+
+
+def embedded_record(item: dict[str, Any], key: str) -> dict[str, Any]:
+    """The vendor record a listing item holds as a JSON string at `key` (CloudTrail lookup-events, M365 audit
+    search results)."""
+    embedded = item[key]
+    if not isinstance(embedded, str):
+        raise AdapterError(key, f"expected a string holding a JSON record, got {json_type(embedded)}")
+    try:
+        record = loads_strict(embedded)
+    except StrictJSONError as exc:
+        raise AdapterError(key, f"is not JSON: {exc}") from exc
+    if not isinstance(record, dict):
+        raise AdapterError(key, f"expected a JSON object, got {json_type(record)}")
+    return record

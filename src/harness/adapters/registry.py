@@ -9,7 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.adapters import cloudtrail, gcp_audit, github_audit, google_workspace, ocsf, okta, slack_audit
+from harness.adapters import (
+    azure_activity,
+    cloudtrail,
+    entra_audit,
+    entra_signin,
+    gcp_audit,
+    github_audit,
+    google_workspace,
+    m365,
+    ocsf,
+    okta,
+    slack_audit,
+)
 from harness.adapters.fields import AdapterError
 from harness.adapters.table import Format, first_record
 from harness.text.casefold import normalize_key
@@ -17,18 +29,20 @@ from harness.text.casefold import normalize_key
 HARNESS = "harness"
 AUTO = "auto"
 
-ADAPTERS: dict[str, Format] = {
-    fmt.name: fmt
-    for fmt in (
-        cloudtrail.FORMAT,
-        okta.FORMAT,
-        github_audit.FORMAT,
-        google_workspace.FORMAT,
-        slack_audit.FORMAT,
-        gcp_audit.FORMAT,
-        ocsf.FORMAT,
-    )
-}
+_FORMATS = (
+    cloudtrail,
+    okta,
+    github_audit,
+    entra_signin,
+    entra_audit,
+    azure_activity,
+    m365,
+    google_workspace,
+    slack_audit,
+    gcp_audit,
+    ocsf,
+)
+ADAPTERS: dict[str, Format] = {module.FORMAT.name: module.FORMAT for module in _FORMATS}
 FORMAT_NAMES: tuple[str, ...] = (HARNESS, AUTO, *ADAPTERS)
 
 

@@ -28,10 +28,13 @@ class Derived:
 class Table:
     """One source's mapping as data. Paths are dotted field paths into the vendor record (see fields.get).
 
-    - `id_path`: the vendor's event id (a record without one gets `sha256-<content hash>`).
+    - `id_path`: the vendor's event id (a record without one gets `sha256-<content hash>`); `id_alternates` are
+      tried in order when it is absent (one source delivered in several shapes spells it differently).
     - `time_paths`: the event time, the first present path wins.
     - `action_path`: the vendor's event name, kept as `payload.action` and looked up in `types`;
-      an unlisted name is looked up by the value at `fallback_path` in `fallback_types`, else `default_type`.
+      an unlisted name is looked up by the value at `fallback_path` in `fallback_types`, else `default_type`;
+      `action_alternates` are tried in order when `action_path` is empty; with `fold_case` the lookup ignores case
+      (exports that upper-case the vendor name).
     - `target_paths`, `org_paths`: first non-empty string wins.
     - `metadata`: projected key -> paths (first non-empty string wins; absent keys are omitted).
     - `actor_rule` and `derived` (metadata key -> how the code derives it) document the hooks, for the
@@ -48,6 +51,9 @@ class Table:
     target_paths: tuple[str, ...] = ()
     org_paths: tuple[str, ...] = ()
     fallback_path: str = ""
+    id_alternates: tuple[str, ...] = ()
+    action_alternates: tuple[str, ...] = ()
+    fold_case: bool = False
     fallback_types: Mapping[str, str] = field(default_factory=dict)
     default_type: str = GENERIC_TYPE
     actor_rule: str = ""
@@ -56,11 +62,17 @@ class Table:
     def __post_init__(self) -> None:
         check_types(f"{self.format} table", {**self.types, **self.fallback_types, "": self.default_type})
 
+    def action(self, record: Any) -> str:
+        """The vendor's event name."""
+        return text(record, self.action_path, *self.action_alternates)
+
     def event_type(self, record: Any) -> str:
         """The vocabulary type of a record by the table alone."""
-        action = text(record, self.action_path)
-        if action in self.types:
-            return self.types[action]
+        action = self.action(record)
+        types = {name.casefold(): kind for name, kind in self.types.items()} if self.fold_case else self.types
+        key = action.casefold() if self.fold_case else action
+        if key in types:
+            return types[key]
         fallback = text(record, self.fallback_path) if self.fallback_path else ""
         return self.fallback_types.get(fallback, self.default_type)
 
@@ -71,7 +83,8 @@ def map_record(table: Table, record: Any, derive: Callable[[dict[str, Any], str]
         raise AdapterError("", f"a {table.format} record must be a JSON object, got {json_type(record)}")
     time_path = next((path for path in table.time_paths if get(record, path) not in (None, "")), table.time_paths[0])
     timestamp = event_time(get(record, time_path), time_path)
-    vid = vendor_id(record, table.id_path) if table.id_path else ""
+    id_paths = (table.id_path, *table.id_alternates)
+    vid = next((found for path in id_paths if path and (found := vendor_id(record, path))), "")
     kind = table.event_type(record)
     derived = derive(record, kind)
     metadata = compact((key, text(record, *paths)) for key, paths in table.metadata.items())
@@ -84,7 +97,7 @@ def map_record(table: Table, record: Any, derive: Callable[[dict[str, Any], str]
         "actor": derived.actor,
         "org": text(record, *table.org_paths),
         "payload": {
-            "action": text(record, table.action_path),
+            "action": table.action(record),
             "target": derived.target or text(record, *table.target_paths),
             "metadata": dict(sorted(metadata.items())),
             "raw": record,
