@@ -44,7 +44,7 @@ def source_table(table: Table) -> str:
         f"| `source` | {table.derived.get('source', f'`{table.source}`')} |",
         f"| `org` | {_paths(table.org_paths)} |",
         f"| `action` | {_paths((table.action_path, *table.action_alternates))} |",
-        f"| `type` | `action` in the table below |",
+        "| `type` | `action` in the table below |",
         f"| `target` | {table.derived.get('target', f'{_paths(table.target_paths)}')} |",
     ]
     lines += [f"| `metadata.{key}` | {_paths(paths)} |" for key, paths in table.metadata.items()]

@@ -14,8 +14,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from procs import clean_env, free_port, harness_argv, wait_for_port
 
 pytestmark = pytest.mark.anyio

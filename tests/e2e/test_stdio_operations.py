@@ -71,7 +71,6 @@ async def test_every_operation_over_stdio_matches_the_cli(tmp_path: Path) -> Non
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_every_operation_over_http_matches_the_cli(tmp_path: Path, mode: str) -> None:
     from mcp import Client
-
     from procs import free_port, wait_for_port
 
     workspace = tmp_path / "ws"

@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from procs import clean_env, harness_argv
 
 from harness.surface import OPERATIONS
-from procs import clean_env, harness_argv
 
 HERE = Path(__file__).resolve().parent / "ts_client"
 ROOT = HERE.parent.parent.parent

@@ -19,7 +19,6 @@ from harness.ledger.store import Store
 from harness.ledger.verify import verify
 from harness.text.redact import Redactor
 
-
 T0_TEXT = "2026-01-02T03:04:05.123456Z"
 
 

@@ -22,8 +22,8 @@ from ledger_support import T0, PgAdmin, SqliteAdmin
 from harness.errors import InvalidInput
 from harness.ledger import catalog, chain, commands, migrations
 from harness.ledger.model import LedgerEvent, LedgerRow, end_event, format_ts
-from harness.ledger.sqlite import migrated_catalog
 from harness.ledger.records import Head
+from harness.ledger.sqlite import migrated_catalog
 from harness.ledger.store import Store
 from harness.ledger.verify import HeadsFormatError, heads_document, parse_heads_document, verify
 

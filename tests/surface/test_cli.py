@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from runners import run_cli
 
 from harness.errors import EXIT_CODES

@@ -19,8 +19,8 @@ from typing import Any
 from harness.errors import InvalidInput, NotFound
 from harness.ledger import ids, migrations, sqlite
 from harness.ledger.model import LedgerRedactor, format_ts
-from harness.ledger.recorder import PRINCIPAL_CAP
 from harness.ledger.postgres import DEFAULT_APP_ROLE, DEFAULT_OWNER_ROLE, migrate_postgres
+from harness.ledger.recorder import PRINCIPAL_CAP
 from harness.ledger.records import Call, CallFilter, Clock, ConversationSummary
 from harness.ledger.settings import LedgerSettings, is_postgres_target
 from harness.ledger.store import Store
