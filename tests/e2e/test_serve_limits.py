@@ -62,3 +62,39 @@ async def test_open_sessions_are_capped_per_peer_and_others_keep_working(capped:
         assert ended.status_code == 200
         assert flooder.post(url, json=INITIALIZE, headers=ACCEPT).status_code == 200
         assert flooder.post(url, json=INITIALIZE, headers=ACCEPT).status_code == 429
+
+
+def _closed_after(sock: socket.socket, trickle: bytes = b"") -> float:
+    """Seconds until the server closes `sock` (sending one byte of `trickle` a second meanwhile)."""
+    start = time.monotonic()
+    sock.settimeout(1.0)
+    for byte in [trickle[i:i + 1] for i in range(len(trickle))] or [b""] * 30:
+        if byte:
+            try:
+                sock.sendall(byte)
+            except OSError:
+                return time.monotonic() - start
+        try:
+            if sock.recv(4096) == b"":
+                return time.monotonic() - start
+        except TimeoutError:
+            continue
+        except OSError:
+            return time.monotonic() - start
+    return float("inf")
+
+
+def test_silent_trickling_and_slow_body_connections_are_closed(capped: tuple[int, subprocess.Popen]) -> None:
+    port, _ = capped
+    silent = socket.create_connection(("127.0.0.1", port))
+    assert 9 <= _closed_after(silent) <= 13  # HEADER_TIMEOUT_S = 10
+    trickling = socket.create_connection(("127.0.0.1", port))
+    assert 9 <= _closed_after(trickling, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 40) <= 13
+    with socket.create_connection(("127.0.0.1", port)) as slow_body:
+        slow_body.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: 100\r\n\r\n{\"jsonrpc\"")
+        slow_body.settimeout(15)
+        start = time.monotonic()
+        answer = slow_body.recv(4096)
+        assert 9 <= time.monotonic() - start <= 13  # BODY_TIMEOUT_S = 10
+    assert answer.startswith(b"HTTP/1.1 408 ") and b"request body not complete within 10 s" in answer
