@@ -170,6 +170,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "sessions_per_minute": Key(30, "new HTTP sessions a minute per caller; more answer 429 (1..10000)",
                                    _int_range(1, 10_000)),
         "session_burst": Key(10, "new HTTP sessions a caller may open at once (1..10000)", _int_range(1, 10_000)),
+        "max_sessions_per_caller": Key(20, "open HTTP sessions per caller at most; more answer 429 (1..100000)",
+                                       _int_range(1, 100_000)),
         "max_concurrent_calls": Key(8, "tool calls in flight per caller over HTTP (1..256)", _int_range(1, 256)),
     },
     "redaction": {

@@ -263,6 +263,8 @@ def serve_http(server: Server[Any], plan: ServePlan, *, redactor: Any, bearer_to
     import uvicorn
 
     from harness.serve.app import http_app
+    from harness.serve.connections import KEEP_ALIVE_S, HeaderDeadlineProtocol
 
     app = KnownSecretBodies(http_app(server, plan, bearer_token=bearer_token), redactor)
-    uvicorn.run(app, host=plan.host, port=plan.port, log_level="warning", log_config=None)
+    uvicorn.run(app, host=plan.host, port=plan.port, log_level="warning", log_config=None,
+                http=HeaderDeadlineProtocol, timeout_keep_alive=KEEP_ALIVE_S)

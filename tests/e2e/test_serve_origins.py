@@ -188,7 +188,7 @@ def test_serve_check_prints_the_effective_configuration(tmp_path: Path) -> None:
                  "leeway_s": 0},
         "limits": {"session_idle_timeout_s": 300, "max_sessions": 1000, "open_world_threads": 8,
                    "rate_per_minute": 600, "burst": 60, "max_concurrent_calls": 8,
-                   "sessions_per_minute": 30, "session_burst": 10},
+                   "sessions_per_minute": 30, "session_burst": 10, "max_sessions_per_caller": 20},
         "toolsets": ["investigate"],
     }
     (tmp_path / "harness.toml").write_text('[serve]\nallowed_hosts = ["harness.test"]\n')

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harness.serve.caller import limit_key
 from harness.serve.limits import CallerLimits, Refusal
+from harness.serve.sessions import OpenSessions
 
 
 class Clock:
@@ -42,3 +43,19 @@ def test_unauthenticated_callers_are_limited_per_address_and_principals_per_prin
     assert limit_key("bearer", "bearer", "10.0.0.1:5000") == "bearer"
     assert limit_key("local", "none", "127.0.0.2:5000") == "local@127.0.0.2"
     assert limit_key("local", "none", "[::1]:5000") == "local@[::1]"
+
+
+def test_open_sessions_are_counted_per_caller_until_the_transport_ends_them() -> None:
+    live: set[str] = set()
+    held = OpenSessions(2, live.__contains__)
+    assert held.reserve("alice") and held.reserve("alice")
+    assert not held.reserve("alice")  # two openings in progress fill the cap
+    assert held.reserve("bob")
+    live.update({"s1", "s2"})
+    held.opened("alice", "s1")
+    held.opened("alice", "s2")
+    assert not held.reserve("alice")
+    live.discard("s1")  # ended by DELETE or the idle timeout
+    assert held.reserve("alice")
+    held.abandon("alice")  # an opening that got no session id frees its place
+    assert held.reserve("alice")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 from store_support import canonical, commit_files, event, git, line
 
 from harness.store import RecordFilter, Store
+from harness.store.index import READ_POOL_SIZE
 from harness.store.query import StoreView
 
 FILTERS = [
@@ -198,3 +201,28 @@ def test_queries_use_python_lower_not_sqlite(store: Store) -> None:
         assert view.select("events", RecordFilter(actor="i̇stanbul"), 5).total == 2
         assert view.select("events", RecordFilter(actor="istanbul"), 5).total == 0
         assert view.select("events", RecordFilter(actor="\ud800"), 5).total == 0
+
+
+def test_readers_share_a_bounded_pool_of_connections(store: Store) -> None:
+    _fill(store, 0, 20)
+    expected = _same_as_replay(store)
+    inside, most, answers = [0], [0], []
+    guard = threading.Lock()
+
+    def read() -> None:
+        with store.snapshot() as view:
+            with guard:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(0.05)
+            answers.append(_answers(view))
+            with guard:
+                inside[0] -= 1
+
+    threads = [threading.Thread(target=read) for _ in range(3 * READ_POOL_SIZE)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [expected] * len(threads)
+    assert most[0] <= READ_POOL_SIZE

@@ -16,7 +16,7 @@ from harness.serve.limits import CallerLimits
 from harness.serve.oauth import JwtVerifier, auth_settings
 from harness.serve.origins import HostPolicy
 from harness.serve.plan import MCP_PATH, ServePlan
-from harness.serve.sessions import SessionOpenLimiter
+from harness.serve.sessions import OpenSessions, SessionOpenLimiter
 
 # An opening request is admitted and released at once: only the rate applies to session opens.
 SESSION_OPENS_IN_FLIGHT = 1_000_000
@@ -39,7 +39,12 @@ def http_app(server: Server[Any], plan: ServePlan, *, bearer_token: str = "") ->
     # Innermost of the middleware, after the SDK's authentication, so the session limit knows the caller.
     settings = plan.settings
     sessions = CallerLimits(settings.sessions_per_minute, settings.session_burst, SESSION_OPENS_IN_FLIGHT)
-    app.user_middleware.append(Middleware(SessionOpenLimiter, limits=sessions, oauth=plan.auth == "oauth"))
+    # The transport's session table is the one record of which sessions are still open (DELETE and idle
+    # timeout end them there); the SDK offers no hook on a session's end.
+    manager = server.session_manager
+    held = OpenSessions(settings.max_sessions_per_caller, lambda session_id: session_id in manager._server_instances)
+    limiter = Middleware(SessionOpenLimiter, limits=sessions, open_sessions=held, oauth=plan.auth == "oauth")
+    app.user_middleware.append(limiter)
     app.add_middleware(CompleteBodyMiddleware)
     if plan.auth == "bearer":
         app.add_middleware(StaticBearerMiddleware, token=bearer_token)

@@ -83,6 +83,7 @@ class ServePlan:
                 "max_concurrent_calls": settings.max_concurrent_calls,
                 "sessions_per_minute": settings.sessions_per_minute,
                 "session_burst": settings.session_burst,
+                "max_sessions_per_caller": settings.max_sessions_per_caller,
             },
             "toolsets": list(self.toolsets),
         }

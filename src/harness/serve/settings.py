@@ -69,6 +69,7 @@ class ServeSettings:
     max_concurrent_calls: int = 8
     sessions_per_minute: int = 30
     session_burst: int = 10
+    max_sessions_per_caller: int = 20
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> ServeSettings:

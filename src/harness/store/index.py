@@ -104,10 +104,16 @@ def _meta(conn: sqlite3.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
 
+# Read connections to the index file at most, each with a page cache of at most PAGE_CACHE_KIB: the memory of
+# reads is bounded however many threads or HTTP clients read at once (docs/decisions.md, "Team server limits").
+READ_POOL_SIZE = 8
+PAGE_CACHE_KIB = 16_384
+
+
 def _connect(target: str) -> sqlite3.Connection:
     conn = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
     return conn
 
 
@@ -126,13 +132,17 @@ class _Backend(Protocol):
 
 
 class _FileBackend:
-    """The index file: one read connection per thread (reopened when the file's inode changes), a fresh
-    connection per write, and an exclusive flock on `<index>.lock` around every write and reset."""
+    """The index file: a bounded pool of read connections (one is held for the length of `reading()`, and
+    reopened when the file's inode changed), a fresh connection per write, and an exclusive flock on
+    `<index>.lock` around every write and reset."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.description = str(path)
         self._lock_path = path.with_name(path.name + ".lock")
+        self._slots = threading.BoundedSemaphore(READ_POOL_SIZE)
+        self._idle_lock = threading.Lock()
+        self._idle: list[tuple[sqlite3.Connection, tuple[int, int]]] = []
         self._local = threading.local()
 
     def _identity(self) -> tuple[int, int] | None:
@@ -143,23 +153,32 @@ class _FileBackend:
         return st.st_dev, st.st_ino
 
     def reader(self) -> sqlite3.Connection | None:
-        """This thread's read connection, or None when the file does not exist."""
-        identity = self._identity()
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and identity is not None and identity == self._local.identity:
-            return conn
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
-        if identity is None:
-            return None
-        conn = _connect(str(self.path))
-        self._local.conn, self._local.identity = conn, identity
-        return conn
+        """The read connection this thread holds inside `reading()`, or None when the file does not exist."""
+        return getattr(self._local, "conn", None)
 
     @contextmanager
     def reading(self) -> Iterator[None]:
-        yield
+        self._slots.acquire()
+        try:
+            identity = self._identity()
+            with self._idle_lock:
+                pooled = self._idle.pop() if self._idle else None
+            if pooled is not None and pooled[1] != identity:
+                pooled[0].close()
+                pooled = None
+            if pooled is None and identity is not None:
+                pooled = (_connect(str(self.path)), identity)
+            outer = getattr(self._local, "conn", None)
+            self._local.conn = pooled[0] if pooled else None
+            try:
+                yield
+            finally:
+                self._local.conn = outer
+                if pooled is not None:
+                    with self._idle_lock:
+                        self._idle.append(pooled)
+        finally:
+            self._slots.release()
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -331,10 +350,12 @@ class Index:
 
     def _freshen(self, head: str) -> None:
         """Make sure the index is at `head` or a later HEAD."""
+        backend = self._backend
         try:
-            conn = self._backend.reader()
-            if conn is not None and self._current(conn, head):
-                return
+            with backend.reading():
+                conn = backend.reader()
+                if conn is not None and self._current(conn, head):
+                    return
         except sqlite3.DatabaseError as exc:
             if _error_kind(exc) == "busy":
                 raise _busy(exc) from exc
