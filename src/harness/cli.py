@@ -716,9 +716,13 @@ def ledger_show_command(app: App, conversation_id: str, call: str | None, after_
 @click.option("--conversation", "conversations", multiple=True, metavar="ID", help="Only these conversations.")
 @click.option("--heads", "heads_file", type=click.Path(path_type=Path), default=None,
               help="A heads document exported by `harness ledger head`.")
+@click.option("--pubkey", type=click.Path(path_type=Path), default=None,
+              help="Require the heads file to be signed by this public key (from `harness ledger keygen`).")
 @click.option("--sidecars", is_flag=True, default=False, help="Also check every result sidecar.")
 @ledger_command("verify")
-def ledger_verify_command(app: App, conversations: tuple[str, ...], heads_file: Path | None, sidecars: bool) -> int:
+def ledger_verify_command(
+    app: App, conversations: tuple[str, ...], heads_file: Path | None, pubkey: Path | None, sidecars: bool
+) -> int:
     """Check every hash chain (and heads, sidecars); exit 4 when problems are found."""
     from harness.ledger import commands
 
@@ -727,6 +731,7 @@ def ledger_verify_command(app: App, conversations: tuple[str, ...], heads_file: 
         store,
         conversations=conversations,
         heads_file=heads_file,
+        pubkey=pubkey,
         sidecars=sidecars,
         workspace=app.settings().workspace,
     )
@@ -737,13 +742,28 @@ def ledger_verify_command(app: App, conversations: tuple[str, ...], heads_file: 
 @ledger_group.command("head", cls=LedgerCommand)
 @click.option("--conversation", default=None, metavar="ID", help="Only this conversation.")
 @click.option("--output", type=click.Path(path_type=Path), default=None, help="Also write the document here (0600).")
+@click.option("--sign", type=click.Path(path_type=Path), default=None, metavar="KEYFILE",
+              help="Sign the document with this Ed25519 key (from `harness ledger keygen`).")
 @ledger_command("head")
-def ledger_head_command(app: App, conversation: str | None, output: Path | None) -> int:
-    """Export the conversation heads (anchor the digest outside the ledger)."""
+def ledger_head_command(app: App, conversation: str | None, output: Path | None, sign: Path | None) -> int:
+    """Export the conversation heads (anchor the digest outside the ledger), signed with --sign."""
     from harness.ledger import commands
 
     store = _ledger_store(app)
-    _print_document(app, commands.head(store, clock=app.context().clock, conversation=conversation, output=output))
+    document = commands.head(store, clock=app.context().clock, conversation=conversation, output=output, sign=sign)
+    _print_document(app, document)
+    return 0
+
+
+@ledger_group.command("keygen", cls=LedgerCommand)
+@click.option("--out", "output", type=click.Path(path_type=Path), default=Path("ledger-signing.key"),
+              show_default=True, help="The private key file (0600); the public key is written beside it as .pub.")
+@ledger_command("keygen")
+def ledger_keygen_command(app: App, output: Path) -> int:
+    """Create an Ed25519 key pair for signing heads; never overwrites, never prints the private key."""
+    from harness.ledger import commands
+
+    _print_document(app, commands.keygen(output))
     return 0
 
 
