@@ -791,6 +791,49 @@ def ledger_export_command(
     return 0
 
 
+@ledger_group.command("tail", cls=LedgerCommand)
+@click.option("--follow", is_flag=True, default=False, help="Keep polling for new rows; never ends.")
+@click.option("--since", default=None, metavar="TS", help="Only rows at or after TS (RFC 3339).")
+@click.option("--from", "from_position", default=None, metavar="POSITION",
+              help="Resume after this position (the `position` of the last line delivered).")
+@click.option("--format", "line_format", default="jsonl", show_default=True, metavar="jsonl|syslog",
+              help="JSON Lines (the export's row form plus position) or RFC 5424 syslog.")
+@click.option("--interval", type=float, default=1.0, show_default=True, help="Seconds between polls with --follow.")
+@ledger_command("tail")
+def ledger_tail_command(
+    app: App, follow: bool, since: str | None, from_position: str | None, line_format: str, interval: float
+) -> int:
+    """Stream rows in commit order for a SIEM shipper, each line with a position to resume from."""
+    import socket
+    import time
+
+    from harness.ledger import commands
+
+    def flush_then_sleep(seconds: float) -> None:
+        # A shipper reading a pipe sees each batch before the next poll.
+        sys.stdout.flush()
+        time.sleep(seconds)
+
+    store = _ledger_store(app)
+    lines = commands.tail_lines(
+        store,
+        since=since,
+        from_position=from_position,
+        line_format=line_format,
+        follow=follow,
+        interval=interval,
+        hostname=socket.gethostname(),
+        sleep=flush_then_sleep,
+    )
+    try:
+        for line in lines:
+            sys.stdout.write(line)
+    except KeyboardInterrupt:
+        return 0
+    sys.stdout.flush()
+    return 0
+
+
 @ledger_group.command("migrate", cls=LedgerCommand)
 @click.option("--admin-dsn", default=None, metavar="DSN",
               help="PostgreSQL: a superuser or CREATEROLE login that creates the roles and the schema.")

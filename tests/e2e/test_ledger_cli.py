@@ -618,6 +618,7 @@ def test_ledger_commands_schema_and_serve_are_not_recorded(tmp_path: Path) -> No
 
 
 APPLIED = [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}]
+PG_APPLIED = [*APPLIED, {"version": 3, "name": "tail_order"}]
 
 
 def test_migrate_a_sqlite_ledger(tmp_path: Path) -> None:
@@ -671,8 +672,8 @@ def test_migrate_postgres_with_an_admin_dsn(tmp_path: Path, pg_server: PgServer)
         done = run_cli(migrate)
         assert done.exit_code == 0, done.stdout
         report = done.json()
-        assert (report["from_version"], report["to_version"]) == (0, 2)
-        assert report["applied"] == APPLIED
+        assert (report["from_version"], report["to_version"]) == (0, 3)
+        assert report["applied"] == PG_APPLIED
         assert report["roles"]["owner"] == owner and report["roles"]["app"] == app
         assert set(report["roles"]["created"]) == {owner, app}
         assert run_cli(migrate).json()["applied"] == []

@@ -12,12 +12,13 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.errors import InvalidInput, NotFound
-from harness.ledger import ids, migrations, signing, sqlite
+from harness.ledger import ids, migrations, signing, sqlite, tail
 from harness.ledger.model import LedgerRedactor, format_ts
 from harness.ledger.recorder import PRINCIPAL_CAP
 from harness.ledger.postgres import DEFAULT_APP_ROLE, DEFAULT_OWNER_ROLE, migrate_postgres
@@ -36,6 +37,9 @@ SHOW_MAX_LIMIT = 10_000
 CALL_STATUSES = ("ok", "error", "in_flight")
 VERIFY_PROBLEMS_EXIT = 4
 HEADS_FILE_MAX_BYTES = 64 * 1024 * 1024
+TAIL_BATCH = 1000
+TAIL_DEFAULT_INTERVAL = 1.0
+TAIL_MAX_INTERVAL = 3600.0
 _DURATION = re.compile(r"([1-9][0-9]{0,8})([smhd])")
 _DURATION_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
@@ -330,6 +334,49 @@ def _export(
 ) -> Iterator[str]:
     for row in store.iter_rows(conversations, since, until):
         yield canonjson.dumps(row.to_json()) + "\n"
+
+
+def tail_lines(
+    store: Store,
+    *,
+    since: str | None = None,
+    from_position: str | None = None,
+    line_format: str = "jsonl",
+    follow: bool = False,
+    interval: float = TAIL_DEFAULT_INTERVAL,
+    hostname: str = "-",
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[str]:
+    """`ledger tail`: every row after `from_position` in the global tail order, one line each (tail.py); with
+    `follow`, polls every `interval` seconds for rows committed since, and never ends."""
+    tail.check_format(line_format)
+    after = None if from_position is None else tail.parse_position(from_position)
+    since_ts = None if since is None else parse_ts_option("since", since)
+    if isinstance(interval, bool) or not 0 < interval <= TAIL_MAX_INTERVAL:
+        raise InvalidInput(f"interval: expected seconds in (0, {TAIL_MAX_INTERVAL}], got {interval!r}")
+    return _tail(store, after, since_ts, line_format, follow, interval, hostname, sleep)
+
+
+def _tail(
+    store: Store,
+    after: tail.Position | None,
+    since: datetime.datetime | None,
+    line_format: str,
+    follow: bool,
+    interval: float,
+    hostname: str,
+    sleep: Callable[[float], None],
+) -> Iterator[str]:
+    while True:
+        with store.snapshot() as snap:
+            batch = snap.tail_rows(after, since, TAIL_BATCH)
+        for position, row in batch:
+            yield tail.jsonl_line(position, row) if line_format == "jsonl" else tail.syslog_line(position, row, hostname)
+            after = position
+        if len(batch) < TAIL_BATCH:
+            if not follow:
+                return
+            sleep(interval)
 
 
 def export_to_file(
