@@ -10,6 +10,7 @@ import queue
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -123,15 +124,26 @@ RFC5424 = re.compile(
 _SD_PARAM = re.compile(rf'({_NAME})="({_PARAM_VALUE})"')
 
 
+def _settled(args: list[str], count: int) -> list[str]:
+    """The lines of a one-shot tail once `count` rows are ready: on PostgreSQL a transaction still open anywhere
+    in the cluster (another test's database too) holds the snapshot's xmin, and with it the tail, back."""
+    deadline = time.monotonic() + READ_TIMEOUT
+    while True:
+        result = run_cli(args)
+        assert result.exit_code == 0, result.stdout
+        lines = result.stdout.splitlines()
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.1)
+
+
 def test_syslog_lines_parse_as_rfc5424(tmp_path: Path, target: str) -> None:
     concurrency_worker(target, 0, 6)
     base = ["--workspace", str(tmp_path), "--ledger", target, "ledger", "tail"]
-    result = run_cli([*base, "--format", "syslog"])
-    assert result.exit_code == 0
-    lines = result.stdout.splitlines()
+    lines = _settled([*base, "--format", "syslog"], 12)
     stored = {str(r.id): r for r in all_rows(target)}
     assert len(lines) == len(stored) == 12
-    jsonl = [json.loads(line) for line in run_cli(base).stdout.splitlines()]
+    jsonl = [json.loads(line) for line in _settled(base, 12)]
     for line, expected in zip(lines, jsonl, strict=True):
         match = RFC5424.fullmatch(line)
         assert match is not None, line
@@ -153,7 +165,7 @@ def test_syslog_lines_parse_as_rfc5424(tmp_path: Path, target: str) -> None:
             row.row_hash.hex(),
         )
         assert json.loads(match["msg"]) == row.to_json()
-    resumed = run_cli([*base, "--format", "syslog", "--from", jsonl[5]["position"]]).stdout.splitlines()
+    resumed = _settled([*base, "--format", "syslog", "--from", jsonl[5]["position"]], 6)
     assert resumed == lines[6:]
 
 

@@ -371,7 +371,10 @@ def _tail(
         with store.snapshot() as snap:
             batch = snap.tail_rows(after, since, TAIL_BATCH)
         for position, row in batch:
-            yield tail.jsonl_line(position, row) if line_format == "jsonl" else tail.syslog_line(position, row, hostname)
+            if line_format == "jsonl":
+                yield tail.jsonl_line(position, row)
+            else:
+                yield tail.syslog_line(position, row, hostname)
             after = position
         if len(batch) < TAIL_BATCH:
             if not follow:
