@@ -626,7 +626,7 @@ class LedgerCommand(click.Command):
 
 @main_group.group("ledger")
 def ledger_group() -> None:
-    """Read, verify, export and migrate the ledger (ledger.md §12). These commands are not recorded."""
+    """Read, verify, sign, export, tail and migrate the ledger (ledger.md §12). These commands are not recorded."""
 
 
 def ledger_command(name: str) -> Callable[[Callable[..., int]], Callable[..., None]]:

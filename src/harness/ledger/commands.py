@@ -1,4 +1,4 @@
-"""The logic of `harness ledger list|show|verify|head|export|migrate` (ledger.md §12): JSON-ready results.
+"""The logic of `harness ledger list|show|verify|head|keygen|export|tail|migrate` (ledger.md §12): JSON-ready results.
 
 cli.py parses flags, opens the store (reading commands with `create=False`) and prints; these functions
 validate option values (raising InvalidInput or NotFound), read one snapshot and build the document.
