@@ -33,7 +33,8 @@ from harness.ledger.settings import LedgerSettings
 from harness.ledger.sqlcore import SqlStore
 from harness.text.redact import RULESET_VERSION, Redactor
 
-_BARE_INSERT = "INSERT INTO public.bench_bare VALUES ({})".format(
+_BARE_INSERT = "INSERT INTO public.bench_bare ({}) VALUES ({})".format(
+    ", ".join(ROW_COLUMNS),
     ", ".join("%s::jsonb" if c == "meta" else "%s" for c in ROW_COLUMNS)
 )
 
@@ -102,7 +103,7 @@ def measure(dsn: str, rows: int, redactor: Redactor, quick: bool) -> list[dict[s
 
     store, constant = open_store(), open_store(constant_hash)
     with psycopg.connect(dsn, autocommit=True) as bare:
-        bare.execute("CREATE TABLE public.bench_bare (LIKE ledger.tool_invocations)")
+        bare.execute("CREATE TABLE public.bench_bare (LIKE ledger.tool_invocations INCLUDING DEFAULTS)")
         timed_inserts(store, min(rows, 50), "warmup")
         latencies = timed_inserts(store, rows, "single")
         base = bare_latencies(bare, prepared_rows(redactor, sample_events(rows, tag="bare")))

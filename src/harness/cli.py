@@ -678,7 +678,7 @@ class LedgerCommand(click.Command):
 
 @main_group.group("ledger")
 def ledger_group() -> None:
-    """Read, verify, export and migrate the ledger (ledger.md §12). These commands are not recorded."""
+    """Read, verify, sign, export, tail and migrate the ledger (ledger.md §12). These commands are not recorded."""
 
 
 def ledger_command(name: str) -> Callable[[Callable[..., int]], Callable[..., None]]:
@@ -768,9 +768,13 @@ def ledger_show_command(app: App, conversation_id: str, call: str | None, after_
 @click.option("--conversation", "conversations", multiple=True, metavar="ID", help="Only these conversations.")
 @click.option("--heads", "heads_file", type=click.Path(path_type=Path), default=None,
               help="A heads document exported by `harness ledger head`.")
+@click.option("--pubkey", type=click.Path(path_type=Path), default=None,
+              help="Require the heads file to be signed by this public key (from `harness ledger keygen`).")
 @click.option("--sidecars", is_flag=True, default=False, help="Also check every result sidecar.")
 @ledger_command("verify")
-def ledger_verify_command(app: App, conversations: tuple[str, ...], heads_file: Path | None, sidecars: bool) -> int:
+def ledger_verify_command(
+    app: App, conversations: tuple[str, ...], heads_file: Path | None, pubkey: Path | None, sidecars: bool
+) -> int:
     """Check every hash chain (and heads, sidecars); exit 4 when problems are found."""
     from harness.ledger import commands
 
@@ -779,6 +783,7 @@ def ledger_verify_command(app: App, conversations: tuple[str, ...], heads_file: 
         store,
         conversations=conversations,
         heads_file=heads_file,
+        pubkey=pubkey,
         sidecars=sidecars,
         workspace=app.settings().workspace,
     )
@@ -789,13 +794,28 @@ def ledger_verify_command(app: App, conversations: tuple[str, ...], heads_file: 
 @ledger_group.command("head", cls=LedgerCommand)
 @click.option("--conversation", default=None, metavar="ID", help="Only this conversation.")
 @click.option("--output", type=click.Path(path_type=Path), default=None, help="Also write the document here (0600).")
+@click.option("--sign", type=click.Path(path_type=Path), default=None, metavar="KEYFILE",
+              help="Sign the document with this Ed25519 key (from `harness ledger keygen`).")
 @ledger_command("head")
-def ledger_head_command(app: App, conversation: str | None, output: Path | None) -> int:
-    """Export the conversation heads (anchor the digest outside the ledger)."""
+def ledger_head_command(app: App, conversation: str | None, output: Path | None, sign: Path | None) -> int:
+    """Export the conversation heads (anchor the digest outside the ledger), signed with --sign."""
     from harness.ledger import commands
 
     store = _ledger_store(app)
-    _print_document(app, commands.head(store, clock=app.context().clock, conversation=conversation, output=output))
+    document = commands.head(store, clock=app.context().clock, conversation=conversation, output=output, sign=sign)
+    _print_document(app, document)
+    return 0
+
+
+@ledger_group.command("keygen", cls=LedgerCommand)
+@click.option("--out", "output", type=click.Path(path_type=Path), default=Path("ledger-signing.key"),
+              show_default=True, help="The private key file (0600); the public key is written beside it as .pub.")
+@ledger_command("keygen")
+def ledger_keygen_command(app: App, output: Path) -> int:
+    """Create an Ed25519 key pair for signing heads; never overwrites, never prints the private key."""
+    from harness.ledger import commands
+
+    _print_document(app, commands.keygen(output))
     return 0
 
 
@@ -820,6 +840,49 @@ def ledger_export_command(
         return 0
     for line in commands.export_lines(store, conversations=conversations, since=since, until=until):
         click.echo(line, nl=False)
+    return 0
+
+
+@ledger_group.command("tail", cls=LedgerCommand)
+@click.option("--follow", is_flag=True, default=False, help="Keep polling for new rows; never ends.")
+@click.option("--since", default=None, metavar="TS", help="Only rows at or after TS (RFC 3339).")
+@click.option("--from", "from_position", default=None, metavar="POSITION",
+              help="Resume after this position (the `position` of the last line delivered).")
+@click.option("--format", "line_format", default="jsonl", show_default=True, metavar="jsonl|syslog",
+              help="JSON Lines (the export's row form plus position) or RFC 5424 syslog.")
+@click.option("--interval", type=float, default=1.0, show_default=True, help="Seconds between polls with --follow.")
+@ledger_command("tail")
+def ledger_tail_command(
+    app: App, follow: bool, since: str | None, from_position: str | None, line_format: str, interval: float
+) -> int:
+    """Stream rows in commit order for a SIEM shipper, each line with a position to resume from."""
+    import socket
+    import time
+
+    from harness.ledger import commands
+
+    def flush_then_sleep(seconds: float) -> None:
+        # A shipper reading a pipe sees each batch before the next poll.
+        sys.stdout.flush()
+        time.sleep(seconds)
+
+    store = _ledger_store(app)
+    lines = commands.tail_lines(
+        store,
+        since=since,
+        from_position=from_position,
+        line_format=line_format,
+        follow=follow,
+        interval=interval,
+        hostname=socket.gethostname(),
+        sleep=flush_then_sleep,
+    )
+    try:
+        for line in lines:
+            sys.stdout.write(line)
+    except KeyboardInterrupt:
+        return 0
+    sys.stdout.flush()
     return 0
 
 

@@ -408,6 +408,114 @@ def test_a_bad_heads_file_is_invalid_input(ledger: Ledger) -> None:
     assert_error(missing, "invalid_input", "ledger.verify", 2)
 
 
+# -- signed heads (issue 10, docs/decisions.md)
+
+
+def _keygen(ledger: Ledger, name: str = "signing.key") -> tuple[Path, Path]:
+    key = ledger.workspace.parent / name
+    result = ledger.run("ledger", "keygen", "--out", str(key))
+    assert result.exit_code == 0, result.stdout
+    pub = key.with_name(name + ".pub")
+    assert result.json() == {
+        "private_key": str(key),
+        "public_key": str(pub),
+        "alg": "Ed25519",
+        "key_id": result.json()["key_id"],
+    }
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and stat.S_IMODE(pub.stat().st_mode) == 0o644
+    assert key.read_text().startswith("-----BEGIN PRIVATE KEY-----")
+    secret_body = key.read_text().splitlines()[1]
+    assert secret_body not in result.stdout + result.stderr
+    return key, pub
+
+
+def _signed_heads(ledger: Ledger, key: Path) -> Path:
+    path = ledger.workspace.parent / "signed-heads.json"
+    printed = ledger.run("ledger", "head", "--sign", str(key), "--output", str(path))
+    assert printed.exit_code == 0, printed.stdout
+    assert json.loads(path.read_text()) == printed.json()
+    assert key.read_text().splitlines()[1] not in printed.stdout + printed.stderr
+    return path
+
+
+def _verify_signed(ledger: Ledger, heads: Path, pub: Path) -> CliResult:
+    return ledger.run("ledger", "verify", "--heads", str(heads), "--pubkey", str(pub))
+
+
+def test_keygen_never_overwrites_a_key(ledger: Ledger) -> None:
+    key, pub = _keygen(ledger)
+    before = key.read_bytes(), pub.read_bytes()
+    again = ledger.run("ledger", "keygen", "--out", str(key))
+    assert "never overwritten" in assert_error(again, "invalid_input", "ledger.keygen", 2)["message"]
+    pub.unlink()
+    again = ledger.run("ledger", "keygen", "--out", str(key))
+    assert "never overwritten" in assert_error(again, "invalid_input", "ledger.keygen", 2)["message"]
+    assert key.read_bytes() == before[0] and not pub.exists()
+    assert sorted(p.name for p in key.parent.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_signed_heads_file_verifies_with_the_public_key(ledger: Ledger) -> None:
+    fill(ledger)
+    key, pub = _keygen(ledger)
+    heads = _signed_heads(ledger, key)
+    document = json.loads(heads.read_text())
+    assert set(document["signature"]) == {"alg", "key_id", "value"}
+    assert document["signature"]["alg"] == "Ed25519"
+    result = _verify_signed(ledger, heads, pub)
+    assert result.exit_code == 0 and result.json()["heads_checked"] == 2
+    _, other_pub = _keygen(ledger, "other.key")
+    error = assert_error(_verify_signed(ledger, heads, other_pub), "invalid_input", "ledger.verify", 2)
+    assert "another key" in error["message"]
+    unsigned = _heads(ledger)
+    error = assert_error(_verify_signed(ledger, unsigned, pub), "invalid_input", "ledger.verify", 2)
+    assert "not signed" in error["message"]
+
+
+def test_one_edited_byte_of_a_signed_heads_file_is_reported(ledger: Ledger) -> None:
+    fill(ledger)
+    key, pub = _keygen(ledger)
+    heads = _signed_heads(ledger, key)
+    original = heads.read_bytes()
+    # A byte of exported_at is covered by the signature alone (the digest covers only "heads").
+    at = original.index(b'"exported_at":"') + len(b'"exported_at":"') + 3
+    for index in (at, original.index(b'"value":"') + len(b'"value":"') + 5):
+        edited = bytearray(original)
+        edited[index] = ord("1") if edited[index] != ord("1") else ord("2")
+        heads.write_bytes(bytes(edited))
+        error = assert_error(_verify_signed(ledger, heads, pub), "invalid_input", "ledger.verify", 2)
+        assert "altered after signing" in error["message"]
+    heads.write_bytes(original)
+    assert _verify_signed(ledger, heads, pub).exit_code == 0
+
+
+def test_an_edited_row_or_a_cut_chain_is_reported_against_signed_heads(ledger: Ledger) -> None:
+    fill(ledger)
+    key, pub = _keygen(ledger)
+    heads = _signed_heads(ledger, key)
+    ledger.admin.tamper(
+        [("DELETE FROM ledger.tool_invocations WHERE id = ?", [str(r.id)]) for r in ledger.rows("a")[-2:]]
+    )
+    result = _verify_signed(ledger, heads, pub)
+    assert result.exit_code == 4 and problems(result) == [("a", 5, "head_behind")]
+    edit_b = "UPDATE ledger.tool_invocations SET tool_name = ? WHERE id = ?"
+    ledger.admin.tamper([(edit_b, ["x", str(ledger.rows("b")[0].id)])])
+    result = _verify_signed(ledger, heads, pub)
+    assert result.exit_code == 4 and problems(result) == [("a", 5, "head_behind"), ("b", 1, "hash_mismatch")]
+
+
+def test_a_private_key_others_can_read_is_refused(ledger: Ledger) -> None:
+    fill(ledger)
+    key, pub = _keygen(ledger)
+    key.chmod(0o640)
+    error = assert_error(ledger.run("ledger", "head", "--sign", str(key)), "invalid_input", "ledger.head", 2)
+    assert "readable by others" in error["message"]
+    pub.chmod(0o600)
+    error = assert_error(ledger.run("ledger", "head", "--sign", str(pub)), "invalid_input", "ledger.head", 2)
+    assert "not an unencrypted PEM private key" in error["message"]
+    error = assert_error(ledger.run("ledger", "verify", "--pubkey", str(pub)), "invalid_input", "ledger.verify", 2)
+    assert "--heads" in error["message"]
+
+
 def test_an_altered_sidecar_is_found_with_sidecars(ledger: Ledger) -> None:
     assert ledger.call("s", "test_big", {"size": 5000}).exit_code == 0
     checked = ledger.run("ledger", "verify", "--sidecars").json()
@@ -510,6 +618,7 @@ def test_ledger_commands_schema_and_serve_are_not_recorded(tmp_path: Path) -> No
 
 
 APPLIED = [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}]
+PG_APPLIED = [*APPLIED, {"version": 3, "name": "tail_order"}]
 
 
 def test_migrate_a_sqlite_ledger(tmp_path: Path) -> None:
@@ -563,8 +672,8 @@ def test_migrate_postgres_with_an_admin_dsn(tmp_path: Path, pg_server: PgServer)
         done = run_cli(migrate)
         assert done.exit_code == 0, done.stdout
         report = done.json()
-        assert (report["from_version"], report["to_version"]) == (0, 2)
-        assert report["applied"] == APPLIED
+        assert (report["from_version"], report["to_version"]) == (0, 3)
+        assert report["applied"] == PG_APPLIED
         assert report["roles"]["owner"] == owner and report["roles"]["app"] == app
         assert set(report["roles"]["created"]) == {owner, app}
         assert run_cli(migrate).json()["applied"] == []

@@ -25,15 +25,22 @@ from harness.text.redact import Redactor
 SETTINGS = LedgerSettings()
 
 
+SHIPPED = {
+    "sqlite": [(1, "initial"), (2, "deletion_integrity")],
+    "postgres": [(1, "initial"), (2, "deletion_integrity"), (3, "tail_order")],
+}
+PG_APPLIED = [{"version": v, "name": name} for v, name in SHIPPED["postgres"]]
+
+
 def test_shipped_migrations_and_checksums() -> None:
     for backend in migrations.BACKENDS:
         shipped = migrations.shipped(backend)
-        assert [(m.version, m.name) for m in shipped] == [(1, "initial"), (2, "deletion_integrity")]
+        assert [(m.version, m.name) for m in shipped] == SHIPPED[backend]
         folder = importlib.resources.files("harness.ledger.migrations").joinpath(backend)
         for migration in shipped:
             data = folder.joinpath(f"{migration.version:04d}_{migration.name}.sql").read_bytes()
             assert migration.checksum == hashlib.sha256(data).hexdigest()
-        assert migrations.target_version(backend) == 2
+        assert migrations.target_version(backend) == len(SHIPPED[backend])
 
 
 def test_pending_refuses_changed_text_and_newer_schemas() -> None:
@@ -109,18 +116,18 @@ class TestPostgres:
         assert dry == {
             "backend": "postgresql",
             "from_version": 0,
-            "to_version": 2,
-            "applied": [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}],
+            "to_version": 3,
+            "applied": PG_APPLIED,
             "roles": {"owner": owner, "app": app, "created": [owner, app]},
             "dry_run": True,
         }
         assert not _schema_exists(pg_server, fresh_db)
 
         done = commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, **options)
-        assert done["applied"] == [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}]
+        assert done["applied"] == PG_APPLIED
         assert done["roles"] == {"owner": owner, "app": app, "created": [owner, app]}
         again = commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, **options)
-        assert (again["from_version"], again["applied"], again["roles"]["created"]) == (2, [], [])
+        assert (again["from_version"], again["applied"], again["roles"]["created"]) == (3, [], [])
 
         with pg_server.admin(fresh_db) as conn:
             member = conn.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (login, app)).fetchone()[0]
@@ -132,7 +139,7 @@ class TestPostgres:
         store.close()
 
     def test_the_store_never_migrates(self, pg_server: PgServer, fresh_db: str, redactor: Redactor) -> None:
-        with pytest.raises(LedgerUnavailable, match="ledger schema 0, harness needs 2: run harness ledger migrate"):
+        with pytest.raises(LedgerUnavailable, match="ledger schema 0, harness needs 3: run harness ledger migrate"):
             open_store(pg_server.dsn_for(fresh_db), redactor=redactor, clock=FakeClock(), settings=SETTINGS)
         assert not _schema_exists(pg_server, fresh_db)
 
@@ -141,7 +148,7 @@ class TestPostgres:
         commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor)
         with pg_server.admin(fresh_db) as conn:
             conn.execute(
-                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (3, 'x', %s)", ("c" * 64,)
+                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (4, 'x', %s)", ("c" * 64,)
             )
         with pytest.raises(LedgerUnavailable, match="newer than this harness"):
             open_store(dsn, redactor=redactor, clock=FakeClock(), settings=SETTINGS)

@@ -1,4 +1,4 @@
-"""The logic of `harness ledger list|show|verify|head|export|migrate` (ledger.md §12): JSON-ready results.
+"""The logic of `harness ledger list|show|verify|head|keygen|export|tail|migrate` (ledger.md §12): JSON-ready results.
 
 cli.py parses flags, opens the store (reading commands with `create=False`) and prints; these functions
 validate option values (raising InvalidInput or NotFound), read one snapshot and build the document.
@@ -12,12 +12,13 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.errors import InvalidInput, NotFound
-from harness.ledger import ids, migrations, sqlite
+from harness.ledger import ids, migrations, signing, sqlite, tail
 from harness.ledger.model import LedgerRedactor, format_ts
 from harness.ledger.postgres import DEFAULT_APP_ROLE, DEFAULT_OWNER_ROLE, migrate_postgres
 from harness.ledger.recorder import PRINCIPAL_CAP
@@ -36,6 +37,9 @@ SHOW_MAX_LIMIT = 10_000
 CALL_STATUSES = ("ok", "error", "in_flight")
 VERIFY_PROBLEMS_EXIT = 4
 HEADS_FILE_MAX_BYTES = 64 * 1024 * 1024
+TAIL_BATCH = 1000
+TAIL_DEFAULT_INTERVAL = 1.0
+TAIL_MAX_INTERVAL = 3600.0
 _DURATION = re.compile(r"([1-9][0-9]{0,8})([smhd])")
 _DURATION_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
@@ -210,19 +214,27 @@ def verify_ledger(
     *,
     conversations: Sequence[str] = (),
     heads_file: Path | None = None,
+    pubkey: Path | None = None,
     sidecars: bool = False,
     workspace: Path | None = None,
 ) -> dict[str, Any]:
-    """`ledger verify`: the §8.3 report; the CLI exits VERIFY_PROBLEMS_EXIT when `ok` is false."""
+    """`ledger verify`: the §8.3 report; the CLI exits VERIFY_PROBLEMS_EXIT when `ok` is false. With `pubkey` the
+    heads file must carry a valid signature by that key, checked before anything else."""
     for cid in conversations:
         _check_id("conversation", cid)
     if sidecars and workspace is None:
         raise InvalidInput("sidecars: checking sidecars needs the workspace they live in")
+    if pubkey is not None and heads_file is None:
+        raise InvalidInput("pubkey: a public key checks a signed heads file, so --heads is needed too")
+    public_key = None if pubkey is None else signing.load_public_key(pubkey)
     heads = None
     if heads_file is not None:
+        text = read_heads_file(heads_file)
         try:
-            heads = parse_heads_document(read_heads_file(heads_file))
-        except HeadsFormatError as exc:
+            heads = parse_heads_document(text)
+            if public_key is not None:
+                signing.check_signature(canonjson.loads_strict(text), public_key)
+        except (HeadsFormatError, signing.SignatureError) as exc:
             raise InvalidInput(f"heads: {exc}") from exc
     return verify(
         store,
@@ -232,12 +244,16 @@ def verify_ledger(
     )
 
 
-def write_private_file(path: Path, chunks: Iterator[bytes]) -> tuple[int, str]:
-    """Write mode 0600 through a temporary name in the same directory, fsync and rename; returns (size, sha256)."""
+def write_private_file(
+    path: Path, chunks: Iterator[bytes], *, mode: int = 0o600, overwrite: bool = True
+) -> tuple[int, str]:
+    """Write `mode` (0600) through a temporary name in the same directory, fsync and rename; returns (size, sha256).
+
+    Without `overwrite` the file is linked into place, so an existing file (a key) is refused, never replaced."""
     directory = path.parent
     temp = directory / f".{path.name}.{secrets.token_hex(8)}.tmp"
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     except OSError as exc:
         raise InvalidInput(f"output: cannot write in {echo(str(directory))}: {exc.strerror}") from exc
     digest, size = hashlib.sha256(), 0
@@ -249,17 +265,47 @@ def write_private_file(path: Path, chunks: Iterator[bytes]) -> tuple[int, str]:
                 size += len(chunk)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temp, path)
+        if overwrite:
+            os.replace(temp, path)
+        else:
+            try:
+                os.link(temp, path)
+            except FileExistsError:
+                raise InvalidInput(f"output: {echo(str(path))} exists; it is never overwritten") from None
+            temp.unlink()
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
     return size, digest.hexdigest()
 
 
-def head(store: Store, *, clock: Clock, conversation: str | None = None, output: Path | None = None) -> dict[str, Any]:
-    """`ledger head`: the §8.4 heads document, also written (0600) to `output` when given."""
+def keygen(output: Path) -> dict[str, Any]:
+    """`ledger keygen`: a new Ed25519 key pair, the private key at `output` (0600) and the public key beside it
+    (`output`.pub, 0644); neither file is overwritten and the private key is never printed."""
+    private_pem, public_pem, kid = signing.new_key_pair()
+    public_path = output.with_name(output.name + ".pub")
+    if public_path.exists():
+        raise InvalidInput(f"output: {echo(str(public_path))} exists; it is never overwritten")
+    write_private_file(output, iter([private_pem]), overwrite=False)
+    write_private_file(public_path, iter([public_pem]), mode=0o644, overwrite=False)
+    return {"private_key": str(output), "public_key": str(public_path), "alg": signing.SIGNATURE_ALG, "key_id": kid}
+
+
+def head(
+    store: Store,
+    *,
+    clock: Clock,
+    conversation: str | None = None,
+    output: Path | None = None,
+    sign: Path | None = None,
+) -> dict[str, Any]:
+    """`ledger head`: the §8.4 heads document, signed with the key file `sign` when given, also written (0600)
+    to `output` when given."""
     _check_id("conversation", conversation)
+    private_key = None if sign is None else signing.load_private_key(sign)
     document = heads_document(store.heads(conversation), backend=store.backend, exported_at=clock())
+    if private_key is not None:
+        document = signing.sign_document(document, private_key)
     if output is not None:
         write_private_file(output, iter([canonjson.dumps_bytes(document) + b"\n"]))
     return document
@@ -288,6 +334,52 @@ def _export(
 ) -> Iterator[str]:
     for row in store.iter_rows(conversations, since, until):
         yield canonjson.dumps(row.to_json()) + "\n"
+
+
+def tail_lines(
+    store: Store,
+    *,
+    since: str | None = None,
+    from_position: str | None = None,
+    line_format: str = "jsonl",
+    follow: bool = False,
+    interval: float = TAIL_DEFAULT_INTERVAL,
+    hostname: str = "-",
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[str]:
+    """`ledger tail`: every row after `from_position` in the global tail order, one line each (tail.py); with
+    `follow`, polls every `interval` seconds for rows committed since, and never ends."""
+    tail.check_format(line_format)
+    after = None if from_position is None else tail.parse_position(from_position)
+    since_ts = None if since is None else parse_ts_option("since", since)
+    if isinstance(interval, bool) or not 0 < interval <= TAIL_MAX_INTERVAL:
+        raise InvalidInput(f"interval: expected seconds in (0, {TAIL_MAX_INTERVAL}], got {interval!r}")
+    return _tail(store, after, since_ts, line_format, follow, interval, hostname, sleep)
+
+
+def _tail(
+    store: Store,
+    after: tail.Position | None,
+    since: datetime.datetime | None,
+    line_format: str,
+    follow: bool,
+    interval: float,
+    hostname: str,
+    sleep: Callable[[float], None],
+) -> Iterator[str]:
+    while True:
+        with store.snapshot() as snap:
+            batch = snap.tail_rows(after, since, TAIL_BATCH)
+        for position, row in batch:
+            if line_format == "jsonl":
+                yield tail.jsonl_line(position, row)
+            else:
+                yield tail.syslog_line(position, row, hostname)
+            after = position
+        if len(batch) < TAIL_BATCH:
+            if not follow:
+                return
+            sleep(interval)
 
 
 def export_to_file(

@@ -57,6 +57,12 @@ class Dialect:
     ts_from_db: Callable[[Any], datetime.datetime]
     # One query listing the ledger's schema objects as (kind, name, definition) rows (catalog.py).
     catalog_sql: str
+    # `ledger tail`'s global order (docs/decisions.md, "Ledger tail and signed heads"): the SQL of a row's order
+    # key as text, the same key compared with a parameter given as text, and the condition a row must meet
+    # before it can be shown (no row may later become visible with a smaller key).
+    tail_key_sql: str
+    tail_param_sql: str
+    tail_ready_sql: str
 
     def sql(self, template: str) -> str:
         """Expand `{ti}`, `{co}`, `{tb}`, `{meta}` and turn `?` into this driver's parameter marker."""

@@ -158,6 +158,9 @@ DIALECT = Dialect(
     row_from_db=_row_from_db,
     ts_from_db=_ts_from_db,
     catalog_sql=CATALOG_SQL,
+    tail_key_sql="tail_xid",
+    tail_param_sql="?::text::xid8",
+    tail_ready_sql="tail_xid < pg_snapshot_xmin(pg_current_snapshot())",
 )
 
 

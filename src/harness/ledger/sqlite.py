@@ -91,6 +91,10 @@ DIALECT = Dialect(
     row_from_db=_row_from_db,
     ts_from_db=_ts_from_db,
     catalog_sql=CATALOG_SQL,
+    # One writer at a time assigns rowids in commit order.
+    tail_key_sql="rowid",
+    tail_param_sql="CAST(? AS INTEGER)",
+    tail_ready_sql="1 = 1",
 )
 
 

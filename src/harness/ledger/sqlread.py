@@ -12,6 +12,7 @@ from harness.ledger.dialect import COLUMNS_SQL, ROW_BY_KEY, Dialect
 from harness.ledger.errors import LedgerValueError
 from harness.ledger.model import LedgerRow
 from harness.ledger.records import Call, CallFilter, ConversationInfo, ConversationSummary, Head, Tombstone
+from harness.ledger.tail import Position
 
 _CALL_SELECT = (
     "SELECT s.conversation_id, s.request_id, s.tool_call_id, s.tool_name, s.seq, s.started_at,"
@@ -99,6 +100,24 @@ class SqlSnapshot:
         clauses, params = _row_filters(self._d, conversation_ids, since, until)
         sql = "SELECT " + COLUMNS_SQL + " FROM {ti}" + clauses + " ORDER BY conversation_id, chain_seq"
         return map(self._d.row_from_db, self._stream(self._d.sql(sql), params))
+
+    def tail_rows(
+        self, after: Position | None, since: datetime.datetime | None, limit: int
+    ) -> list[tuple[Position, LedgerRow]]:
+        """Up to `limit` rows after `after` in the global tail order, only those no later commit can precede;
+        `since` inclusive on ts."""
+        d = self._d
+        sql, params = f"SELECT {COLUMNS_SQL}, {d.tail_key_sql} FROM {{ti}} WHERE {d.tail_ready_sql}", []
+        if after is not None:
+            key = d.tail_param_sql
+            sql += f" AND ({d.tail_key_sql} > {key} OR ({d.tail_key_sql} = {key} AND id > ?))"
+            params += [str(after.key), str(after.key), d.id_to_db(after.row_id)]
+        if since is not None:
+            sql, params = sql + " AND ts >= ?", [*params, d.ts_to_db(_aware("since", since))]
+        sql += f" ORDER BY {d.tail_key_sql}, id LIMIT ?"
+        found = self._fetch(d.sql(sql), [*params, limit])
+        rows = [(d.row_from_db(r[:-1]), int(str(r[-1]))) for r in found]
+        return [(Position(key, row.id), row) for row, key in rows]
 
     def conversation_rows(
         self,
@@ -239,6 +258,24 @@ class EmptySnapshot:
         until: datetime.datetime | None = None,
     ) -> Iterator[LedgerRow]:
         return iter(())
+
+    def tail_rows(
+        self, after: Position | None, since: datetime.datetime | None, limit: int
+    ) -> list[tuple[Position, LedgerRow]]:
+        """Up to `limit` rows after `after` in the global tail order, only those no later commit can precede;
+        `since` inclusive on ts."""
+        d = self._d
+        sql, params = f"SELECT {COLUMNS_SQL}, {d.tail_key_sql} FROM {{ti}} WHERE {d.tail_ready_sql}", []
+        if after is not None:
+            key = d.tail_param_sql
+            sql += f" AND ({d.tail_key_sql} > {key} OR ({d.tail_key_sql} = {key} AND id > ?))"
+            params += [str(after.key), str(after.key), d.id_to_db(after.row_id)]
+        if since is not None:
+            sql, params = sql + " AND ts >= ?", [*params, d.ts_to_db(_aware("since", since))]
+        sql += f" ORDER BY {d.tail_key_sql}, id LIMIT ?"
+        found = self._fetch(d.sql(sql), [*params, limit])
+        rows = [(d.row_from_db(r[:-1]), int(str(r[-1]))) for r in found]
+        return [(Position(key, row.id), row) for row, key in rows]
 
     def conversation_rows(
         self,

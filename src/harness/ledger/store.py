@@ -24,6 +24,7 @@ from harness.ledger.records import (
 )
 from harness.ledger.settings import LedgerSettings, is_postgres_target
 from harness.ledger.sqlite import open_sqlite_store
+from harness.ledger.tail import Position
 from harness.text import redact
 
 __all__ = [
@@ -74,6 +75,10 @@ class Snapshot(Protocol):
     ) -> list[LedgerRow]: ...
 
     def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]: ...
+
+    def tail_rows(
+        self, after: Position | None, since: datetime.datetime | None, limit: int
+    ) -> list[tuple[Position, LedgerRow]]: ...
 
     def heads(self, conversation_id: str | None = None) -> list[Head]: ...
 
