@@ -6,7 +6,6 @@ import logging
 from collections import deque
 
 import anyio
-
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
