@@ -77,6 +77,8 @@ class Sentinels:
                 found.append((label, form.encode()))
         return found
 
+ECHO_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "client_secret", "access_token", "PASSWORD")
+
 
 def make_sentinels(seed: int) -> Sentinels:
     rng = random.Random(seed)
@@ -86,6 +88,11 @@ def make_sentinels(seed: int) -> Sentinels:
         secret = fixture.make(random.Random(rng.random()))
         positives.append(fixture.positives[0].template.replace("{s}", secret))
         bodies.append((fixture.rule_id, fixture.body(secret)))
+    # Issue 8: a key="value" secret echoed inside an error message, JSON-escaped twice by the time it is stored.
+    for key in ECHO_KEYS:
+        value = "Zq7" + secrets.token_urlsafe(15).replace("-", "x").replace("_", "y")
+        positives.append(json.dumps(json.dumps({"error": f'config rejected: {key}="{value}"'})))
+        bodies.append((f"echo:{key}", value))
     return Sentinels(seed, opaque, tuple(positives), tuple(bodies))
 
 

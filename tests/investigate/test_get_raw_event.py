@@ -15,12 +15,15 @@ from harness.investigate.rawcap import MAX_PAYLOAD_BYTES
 from harness.text.canonjson import dumps_bytes
 from harness.text.redact import KnownSecrets, build_redactor
 from tests.investigate.ops_support import STORE_V, call, dumps, error, make_workspace
+from tests.text import benign_corpus
+from tests.text.redact_fixtures import BY_NUMBER
 
 OP = "get_raw_event"
 INVISIBLE_NOTE = "invisible control or format characters were removed from payload strings"
 REDACTED_NOTE = "credential or secret-shaped values were redacted"
 NO_PAYLOAD_NOTE = "event has no payload"
 CREDENTIAL = "[REDACTED:credential_key]"
+SHAPES = build_redactor(KnownSecrets())
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
@@ -317,3 +320,24 @@ def test_cleaned_payloads_always_fit_and_are_deterministic(payload: Any) -> None
     assert len(dumps_bytes(first[0])) <= MAX_PAYLOAD_BYTES
     assert dumps_bytes(first[0]) == dumps_bytes(second[0])
     assert first[1:] == second[1:]
+
+
+@pytest.mark.parametrize(
+    "record",
+    [benign_corpus.CLOUDTRAIL_RECORDS[0], benign_corpus.CLOUDTRAIL_RECORDS[1], *benign_corpus.OKTA_RECORDS,
+     *benign_corpus.GITHUB_RECORDS],
+)
+def test_audit_identifiers_are_kept_while_planted_secrets_go(tmp_path: Path, record: dict[str, Any]) -> None:
+    token = BY_NUMBER[37].secret(3)
+    password = "Wq8" + BY_NUMBER[37].secret(4)[4:20]
+    planted = {**record, "clientToken": token, "errorMessage": f"bind failed: password={password}"}
+    expected = {
+        **record,
+        "clientToken": SHAPES.redact(token),
+        "errorMessage": SHAPES.redact(f"bind failed: password={password}"),
+    }
+    answer = raw_of(tmp_path, planted)
+    assert token not in answer.text and password not in answer.text
+    assert answer.text == found("x1", expected, notes=REDACTED_NOTE, redacted=True)
+    for identifier in (benign_corpus.SECRET_ARN, benign_corpus.KMS_ARN, benign_corpus.REQUEST_ID, benign_corpus.COMMIT):
+        assert (identifier in json.dumps(record)) == (identifier in answer.text)

@@ -22,8 +22,11 @@ FINGERPRINTS = {
     # The 60 rules of the first catalogue (as Python tuples, then unchanged as redaction_rules.toml).
     1: "b4d481530b85d1594e55e04c95093d80470c250410e4603ef0062a2ddd98ee57",
     # Rules 61-103 (password hashes, command-line passwords, Okta, New Relic, ...), rule 12's new gates, SSWS in
-    # rule 6; known values from 4 bytes (whole tokens under 8), non-secret values refused, cut tails removed.
-    2: "7bc5bc1748a30c1feccd1d736aadc73d7cf06e82a1ddd6f5ce1c57b30f25928a",
+    # rule 6; known values from 4 bytes (whole tokens under 8), non-secret values refused, cut tails removed;
+    # issue 8 item 4: rule 13 ignores a key after `:` (ARN resource types), key suffixes arn, scope(s),
+    # last_eight, changed;
+    # item 3: escaped views (JSON string levels, percent-encoding) and the Kerberos TGS tail fixed.
+    2: "aaa7d654088d19b3d184a8bc9b6c4a6d039498b919b8eac2b4eaff68441508dc",
 }
 
 

@@ -12,6 +12,9 @@ from typing import Any, NamedTuple
 
 from harness.text import canonjson
 from harness.text.casefold import normalize_key
+from harness.text.redact_escaped import MAX_LEVELS as MAX_ESCAPED_LEVELS
+from harness.text.redact_escaped import MIN_VALUE_BYTES as MIN_ESCAPED_BYTES
+from harness.text.redact_escaped import encoded_forms, views
 from harness.text.redact_detectors import KEY_STOP_SUFFIXES, QVAL_SOURCES, STOP_WORDS, VAL_CLASS
 from harness.text.redact_engine import ENGINE, ShapeEngine, example_problems
 from harness.text.redact_known import (
@@ -116,6 +119,12 @@ def describe_ruleset(engine: ShapeEngine = ENGINE) -> dict[str, Any]:
             "value_shapes": ["empty", "[REDACTED:", "only *", "only x/X", "$letter", "${", "{{", "%letter",
                              "digits after token", "/ or ~ after pwd"],
             "key_suffixes": [suffix.decode() for suffix in KEY_STOP_SUFFIXES],
+        },
+        "escaped_views": {
+            "levels": MAX_ESCAPED_LEVELS,
+            "decode": ["percent (+ as space) when a %XX is present, else one level of JSON string escapes"],
+            "min_value_bytes": MIN_ESCAPED_BYTES,
+            "forms": ["raw", "percent", "percent_path", "json levels 1-4"],
         },
         "rules": engine.describe(),
     }
@@ -312,6 +321,20 @@ class Redactor:
                 break
             hits.extend(item.rule_id for item in merged)
             buf = rebuild(buf, merged)
+        return self._escaped(buf, hits)
+
+    def _escaped(self, buf: bytes, hits: list[str]) -> bytes:
+        """Values the shape rules find only in a decoded view (redact_escaped.py), removed in their encoded forms."""
+        for view in views(buf):
+            for item in self._merged(view):
+                value = view[item.start : item.end]
+                if len(value) < MIN_ESCAPED_BYTES:
+                    continue
+                placeholder = PLACEHOLDER_FORMAT.format(rule_id=item.rule_id).encode("ascii")
+                for form in encoded_forms(value):
+                    if form in buf:
+                        buf = buf.replace(form, placeholder)
+                        hits.append(item.rule_id)
         return buf
 
     def _cut_stable(self, red: bytes, cap_bytes: int, hits: list[str]) -> bytes:

@@ -38,6 +38,7 @@ STOP_WORDS = (b"null", b"none", b"nil", b"true", b"false", b"undefined")
 KEY_STOP_SUFFIXES = (
     b"type", b"url", b"uri", b"endpoint", b"count", b"len", b"length", b"limit", b"file", b"path", b"dir",
     b"name", b"id", b"format", b"policy", b"expiry", b"expires_in", b"ttl", b"usage", b"hint", b"field", b"izer",
+    b"arn", b"scope", b"scopes", b"last_eight", b"changed",
 )
 _ALL_DIGITS = re.compile(rb"[0-9]+")
 _LETTERS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
