@@ -601,7 +601,9 @@ def baseline_build_command(app: App) -> None:
     from harness.investigate.services import store
     from harness.store import build_baseline
 
-    _recorded_operator(app, "cli.baseline_build", {}, lambda: build_baseline(store(app.context())))
+    _recorded_operator(
+        app, "cli.baseline_build", {}, lambda: build_baseline(store(app.context()), stderr=sys.stderr)
+    )
 
 
 def _read_inputs(files: tuple[str, ...]) -> list[tuple[str, str]]:

@@ -150,8 +150,10 @@ def test_acceptance_checks_1_to_12(tmp_path: Path) -> None:
     assert four["filter_applied"] == {
         "actor": "DEPLOY-SVC",
         "effective": "none",
+        "ip": "",
         "since": "",
         "source": "",
+        "target": "",
         "type": "",
         "until": "",
     }
@@ -181,12 +183,16 @@ def test_acceptance_checks_1_to_12(tmp_path: Path) -> None:
     # 7
     assert runs["7"].stdout == (
         '{"event_type":"container_restart","frequency":2,"frequency_by_type":{"container_restart":2},'
-        '"frequency_for_type":2,"known":true,"last_seen":"","notes":"","relationships":{},"roles":[]}\n'
+        '"frequency_for_type":2,"known":true,"last_seen":"2026-04-10T02:10:00Z","notes":"",'
+        '"relationships":{"deploy-svc:web-01":{"count":1,"first_seen":"2026-04-10T02:05:00Z",'
+        '"last_seen":"2026-04-10T02:05:00Z"},"deploy-svc:web-02":{"count":1,"first_seen":"2026-04-10T02:10:00Z",'
+        '"last_seen":"2026-04-10T02:10:00Z"}},"roles":[]}\n'
     )
 
     # 8
     eight = runs["8"].document
-    assert (eight["known"], eight["last_seen"], eight["frequency"]) == (False, "2026-04-09T12:00:00.25Z", 2)
+    # last_seen is the last activity of any kind (the push of evt-3), not the last login (evt-4).
+    assert (eight["known"], eight["last_seen"], eight["frequency"]) == (False, "2026-04-10T09:00:00Z", 2)
     assert eight["frequency_by_type"] == {"login": 1, "push": 1}
     assert eight["notes"] == (
         'entity is in the baseline but source "fr" is not one of its known geos (US), so known is false'

@@ -334,3 +334,53 @@ def test_one_server_answers_from_a_newly_appended_baseline_record(workspace: Pat
         context.close()
     assert before == expected_text(answer(notes=ABSENT))
     assert after == expected_text(answer(known=True))
+
+
+def test_geos_compare_as_codes_whatever_either_side_wrote(tmp_path: Path, door: Callable[..., Answer]) -> None:
+    baseline = {"known_users": {"baron": {"known_geos": ["United States"]}}}
+    for written in ("US", "us", "United States", "USA"):
+        assert _over(baseline, tmp_path, door, entity="baron", source=written)["known"] is True
+    narrowed = _over(baseline, tmp_path, door, entity="baron", source="Germany")
+    assert narrowed["known"] is False
+
+
+def test_a_built_baseline_answers_with_codes_relationships_and_any_activity(
+    tmp_path: Path, door: Callable[..., Answer]
+) -> None:
+    from runners import run_cli
+
+    from tests.investigate.ops_support import make_workspace
+
+    def login(i: int, hour: int, geo: str) -> dict[str, Any]:
+        return {"id": f"ok-{i}", "timestamp": f"2026-04-10T{hour:02d}:00:00Z", "source": "okta", "type": "login",
+                "actor": "jane@example.com", "payload": {"target": "Okta Dashboard", "metadata": {"geo": geo}}}
+
+    events = [login(1, 8, "United States"), login(2, 9, "us"), login(3, 10, "US"),
+              {"id": "gh-1", "timestamp": "2026-04-10T15:00:00Z", "source": "github", "type": "push",
+               "actor": "jane@example.com", "payload": {"target": "contoso/api"}}]
+    workspace = make_workspace(tmp_path, events=events)
+    built = run_cli(["--workspace", str(workspace), "baseline", "build"])
+    assert built.exit_code == 0 and "warning" not in built.stderr
+    answer = door(workspace, "check_baseline", {"entity": "JANE@example.com", "source": "United States"})
+    assert answer.document["known"] is True
+    assert answer.document["last_seen"] == "2026-04-10T15:00:00Z"
+    assert answer.document["relationships"] == {
+        "jane@example.com:Okta Dashboard": {"count": 3, "first_seen": "2026-04-10T08:00:00Z",
+                                            "last_seen": "2026-04-10T10:00:00Z"},
+        "jane@example.com:contoso/api": {"count": 1, "first_seen": "2026-04-10T15:00:00Z",
+                                         "last_seen": "2026-04-10T15:00:00Z"},
+    }
+    with_fr = door(workspace, "check_baseline", {"entity": "jane@example.com", "source": "fr"}).document
+    assert with_fr["known"] is False and "(US)" in with_fr["notes"]
+
+
+def test_baseline_build_warns_when_most_events_have_no_actor(tmp_path: Path) -> None:
+    from runners import run_cli
+
+    from tests.investigate.ops_support import make_workspace
+
+    events = [{"id": f"e-{i}", "timestamp": "2026-04-10T08:00:00Z", "source": "aws", "type": "x"} for i in range(3)]
+    workspace = make_workspace(tmp_path, events=events)
+    built = run_cli(["--workspace", str(workspace), "baseline", "build"])
+    assert built.exit_code == 0
+    assert "warning: 3 of 3 events have no actor" in built.stderr

@@ -96,7 +96,17 @@ def expected(
 ) -> str:
     shown = views_by_id or VIEWS
     count = len(ids) if total is None else total
-    applied = {"actor": "", "source": "", "type": "", "since": "", "until": "", "effective": effective, **filters}
+    applied = {
+        "actor": "",
+        "source": "",
+        "type": "",
+        "target": "",
+        "ip": "",
+        "since": "",
+        "until": "",
+        "effective": effective,
+        **filters,
+    }
     return dumps(
         {
             "events": [shown[i] for i in ids],
@@ -131,6 +141,53 @@ def test_no_filter_returns_every_event_in_stream_order(ws_v: Path) -> None:
 )
 def test_whole_value_filters_ignore_case_and_combine(ws_v: Path, arguments: dict[str, str], ids: list[str]) -> None:
     assert call(ws_v, OP, arguments).text == expected(ids, **arguments)
+
+
+# Where the adapters write them (payload.target, payload.metadata.ip) and where hand-written events do (payload.ip).
+TARGET_IP_EVENTS = [
+    {"id": "ct-1", "timestamp": "2026-04-10T09:05:00Z", "source": "aws", "type": "ConsoleLogin", "actor": "mallory",
+     "payload": {"target": "signin.aws.amazon.com", "metadata": {"ip": "198.51.100.7"}}},
+    {"id": "ok-1", "timestamp": "2026-04-10T09:00:00Z", "source": "okta", "type": "login", "actor": "baron",
+     "payload": {"target": "Okta Dashboard", "metadata": {"ip": "2001:DB8::1"}}},
+    {"id": "hs-1", "timestamp": "2026-04-10T08:00:00Z", "source": "azure", "type": "login", "actor": "baron",
+     "payload": {"target": "okta dashboard", "ip": "198.51.100.7"}},
+    {"id": "ct-2", "timestamp": "2026-04-10T09:10:00Z", "source": "aws", "type": "StopLogging", "actor": "mallory",
+     "payload": {"target": 42, "metadata": {"ip": "198.51.100.70"}}},
+]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "ids"),
+    [
+        ({"target": "OKTA DASHBOARD"}, ["hs-1", "ok-1"]),
+        ({"ip": "198.51.100.7"}, ["hs-1", "ct-1"]),
+        ({"ip": "2001:db8::1"}, ["ok-1"]),
+        ({"ip": "198.51.100"}, []),
+        ({"target": "signin.aws"}, []),
+        ({"target": "42"}, []),
+        ({"target": "okta dashboard", "ip": "198.51.100.7", "actor": "Baron"}, ["hs-1"]),
+        ({"ip": "198.51.100.7", "source": "aws", "since": "2026-04-10T09:00:00Z"}, ["ct-1"]),
+    ],
+)
+def test_target_and_ip_filters_match_whole_values_ignoring_case(
+    tmp_path: Path, arguments: dict[str, str], ids: list[str]
+) -> None:
+    workspace = make_workspace(tmp_path, events=TARGET_IP_EVENTS)
+    answer = call(workspace, OP, arguments)
+    assert answer.exit_code == 0
+    assert [view["id"] for view in answer.document["events"]] == ids
+    assert answer.document["total"] == len(ids)
+    applied = answer.document["filter_applied"]
+    assert (applied["target"], applied["ip"]) == (arguments.get("target", ""), arguments.get("ip", ""))
+
+
+def test_target_and_ip_cli_flags_and_sanitized_echo(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path, events=TARGET_IP_EVENTS)
+    result = run_cli(["--workspace", str(workspace), OP, "--target", "okta dashboard", "--ip", "2001:db8::1"])
+    assert result.exit_code == 0
+    assert [view["id"] for view in result.json()["events"]] == ["ok-1"]
+    echoed = call(workspace, OP, {"target": "a\u202eb", "ip": "x\u0007"}).document["filter_applied"]
+    assert (echoed["target"], echoed["ip"]) == ("ab", "x")
 
 
 def test_a_substring_matches_nothing(ws_v: Path) -> None:
@@ -347,8 +404,8 @@ def test_notes_come_in_the_specified_order(tmp_path: Path) -> None:
         (
             {"eventType": "push"},
             (
-                "eventType: unknown field; the accepted fields are actor, source, type, ids, since, until, limit, "
-                "finding_family, finding_metadata"
+                "eventType: unknown field; the accepted fields are actor, source, type, target, ip, ids, since, until, "
+                "limit, finding_family, finding_metadata"
             ),
         ),
         ({"ids": ["e1"] * 101}, "ids: must have at most 100 items, got 101"),
@@ -366,6 +423,7 @@ def test_notes_come_in_the_specified_order(tmp_path: Path) -> None:
         ),
         ({"finding_metadata": {"k": "v" * 1025}}, "finding_metadata.k: must be at most 1024 bytes (UTF-8), got 1025"),
         ({"actor": "a" * 257}, "actor: must be at most 256 bytes (UTF-8), got 257"),
+        ({"target": "t" * 257}, "target: must be at most 256 bytes (UTF-8), got 257"),
         ({"ids": ["é" * 129]}, "ids[0]: must be at most 256 bytes (UTF-8), got 258"),
         ({"finding_family": "f" * 129}, "finding_family: must be at most 128 bytes (UTF-8), got 129"),
         (

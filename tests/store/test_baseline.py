@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -41,6 +42,7 @@ def test_actors_frequencies_and_hours() -> None:
     assert record["frequency_tables"] == {"github:push:baron": 3, "github:delete:baron": 1, "github:push:ci-bot": 1}
     assert record["actor_hours"] == {"baron": [1, 2, 9, 13], "ci-bot": [9]}
     assert record["relationships"] == {} and record["built_from_commit"] == "c0ffee"
+    assert record["known_users"]["baron"]["last_seen"] == "2026-04-11T01:30:00Z"
 
 
 def test_created_principals_and_empty_actors() -> None:
@@ -66,11 +68,44 @@ def test_known_users_from_logins() -> None:
         _ev("quiet", "login", 8, user_agent="x"),
         _ev("geo-only", "login", 8, region="eu-west"),
     )
+    # last_seen is the actor's last activity of any type (the 23:00 push), and every actor has a profile.
     assert record["known_users"] == {
         "baron": {"known_geos": ["GB", "US"], "known_ips": ["192.0.2.1", "198.51.100.7", "203.0.113.5"],
-                  "last_seen": "2026-04-10T12:00:00Z"},
+                  "last_seen": "2026-04-10T23:00:00Z"},
         "geo-only": {"known_geos": ["eu-west"], "known_ips": [], "last_seen": "2026-04-10T08:00:00Z"},
+        "quiet": {"known_geos": [], "known_ips": [], "last_seen": "2026-04-10T08:00:00Z"},
     }
+
+
+@pytest.mark.parametrize("written", ["United States", "US", "us", " United States of America ", "USA"])
+def test_login_geos_become_alpha_2_codes_whatever_the_source_wrote(written: str) -> None:
+    record = _built(_ev("baron", "login", 9, geo=written), _ev("baron", "login", 10, metadata={"geo": "Germany"}))
+    assert record["known_users"]["baron"]["known_geos"] == ["DE", "US"]
+
+
+def test_relationships_count_actor_to_target_with_first_and_last_seen() -> None:
+    record = _built(
+        _ev("deploy-svc", "container_restart", 9, target="web-01"),
+        _ev("deploy-svc", "container_restart", 2, target="web-01", action="restart"),
+        _ev("deploy-svc", "container_restart", 13, target="web-01", action="stop"),
+        _ev("deploy-svc", "push", 11, target="web-02"),
+        _ev("baron", "login", 8, Target="portal.azure.com\u202e"),
+        _ev("baron", "push", 9, target="  "),
+        _ev("baron", "push", 10, target=7),
+        _ev("", "push", 10, target="orphan"),
+    )
+    assert record["relationships"] == {
+        "baron:portal.azure.com": {"count": 1, "first_seen": "2026-04-10T08:00:00Z",
+                                   "last_seen": "2026-04-10T08:00:00Z"},
+        "deploy-svc:web-01": {"count": 3, "first_seen": "2026-04-10T02:00:00Z", "last_seen": "2026-04-10T13:00:00Z"},
+        "deploy-svc:web-02": {"count": 1, "first_seen": "2026-04-10T11:00:00Z", "last_seen": "2026-04-10T11:00:00Z"},
+    }
+
+
+def test_merge_turns_old_geo_names_into_codes() -> None:
+    old = decode_baseline({"known_users": {"baron": {"known_geos": ["United States", "Atlantis"]}}})
+    fresh = _built(_ev("baron", "login", 9, geo="gb"))
+    assert merge(old, fresh)["known_users"]["baron"]["known_geos"] == ["Atlantis", "GB", "US"]
 
 
 @pytest.mark.parametrize(
@@ -153,6 +188,20 @@ def test_build_merges_with_the_last_record_and_appends_only_changes(store: Store
     assert build_baseline(store)["appended"]
     check_invariants(store)
     assert git(store.git().git_dir, "log", "-1", "--format=%s").strip() == "store: append baseline (n=1)"  # type: ignore[union-attr]
+
+
+def test_build_warns_on_stderr_when_most_events_have_no_actor(store: Store) -> None:
+    store.append_batch("events", [_ev("", "push", 9), _ev("", "push", 10), _ev("baron", "push", 11)])
+    err = io.StringIO()
+    assert build_baseline(store, stderr=err)["events_read"] == 3
+    assert err.getvalue() == (
+        "warning: 2 of 3 events have no actor, so the baseline learns nothing from them; check the format the "
+        "events were ingested with (harness ingest events --format)\n"
+    )
+    store.append_batch("events", [_ev("ci-bot", "push", 12)])
+    quiet = io.StringIO()
+    build_baseline(store, stderr=quiet)
+    assert quiet.getvalue() == ""
 
 
 def test_the_latest_baseline_is_cached(store: Store) -> None:

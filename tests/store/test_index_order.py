@@ -20,7 +20,8 @@ MINUTE = 60_000_000
 # A CloudTrail-like export: DeleteTrail at 20:53 is listed after the 20:57 events (with an offset, so its string
 # sorts after them too), and two events share an instant.
 TRAIL = [
-    event("ct-01", source="aws", type="ConsoleLogin", actor="mallory", timestamp="2026-03-02T20:57:01Z"),
+    event("ct-01", source="aws", type="ConsoleLogin", actor="mallory", timestamp="2026-03-02T20:57:01Z",
+          payload={"target": "signin.aws.amazon.com", "metadata": {"ip": "198.51.100.7"}}),
     event("ct-02", source="aws", type="StopLogging", actor="mallory", timestamp="2026-03-02T20:57:30Z"),
     event("ct-03", source="aws", type="CreateAccessKey", actor="mallory", timestamp="2026-03-02T20:57:30Z"),
     event("ct-04", source="aws", type="DeleteTrail", actor="mallory", timestamp="2026-03-02T21:53:10+01:00"),
@@ -93,19 +94,22 @@ def test_every_filter_combination_reads_an_index_in_result_order(trail: Store) -
         conn: sqlite3.Connection = view._conn  # type: ignore[attr-defined]
         conn.set_trace_callback(statements.append)
         try:
-            for size in range(4):
-                for names in itertools.combinations(("actor", "type", "source"), size):
+            columns = ("actor", "type", "source", "target", "ip")
+            for size in range(len(columns) + 1):
+                for names in itertools.combinations(columns, size):
                     for window in windows:
-                        values = {"actor": "mallory", "type": "consolelogin", "source": "aws"}
+                        values = {"actor": "mallory", "type": "consolelogin", "source": "aws",
+                                  "target": "signin.aws.amazon.com", "ip": "198.51.100.7"}
                         flt = RecordFilter(**{name: values[name] for name in names}, **window)
                         view.select("events", flt, 2)
-                        view.select("findings", flt, 2)
+                        if not {"target", "ip"} & set(names):
+                            view.select("findings", flt, 2)
         finally:
             conn.set_trace_callback(None)
         pages = [sql for sql in statements if sql.startswith("SELECT line")]
         counts = [sql for sql in statements if sql.startswith("SELECT count")]
-        # Every event query matches (so runs its page query); findings without a type stop at the count.
-        assert len(counts) == 2 * 8 * len(windows) and len(pages) >= 8 * len(windows)
+        # Each of the 32 event combinations and 8 finding combinations counts; findings without a type stop there.
+        assert len(counts) == (32 + 8) * len(windows) and len(pages) >= 8 * len(windows)
         for sql in pages + counts:
             plan = " / ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
             assert "TEMP B-TREE" not in plan, (sql, plan)

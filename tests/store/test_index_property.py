@@ -22,12 +22,25 @@ ACTORS = st.sampled_from(["baron", "BARON", "Baron", "ci-bot", ""])
 SOURCES = st.sampled_from(["github", "GitHub", "azure", ""])
 TYPES = st.sampled_from(["push", "Push", "login", ""])
 HOURS = st.integers(min_value=0, max_value=23)
+TARGETS = st.sampled_from(["portal.azure.com", "Portal.Azure.com", "repo", ""])
+IPS = st.sampled_from(["203.0.113.5", "2001:DB8::1", "2001:db8::1", ""])
+# Where adapters and hand-written events put target and ip: metadata.ip, a top-level ip, a key in another casing,
+# both (metadata wins), and shapes that hold no string.
+PAYLOADS = st.one_of(
+    st.builds(lambda t, i: {"target": t, "metadata": {"ip": i}}, TARGETS, IPS),
+    st.builds(lambda t, i: {"Target": t, "ip": i}, TARGETS, IPS),
+    st.builds(lambda i, j: {"metadata": {"IP": i}, "ip": j}, IPS, IPS),
+    st.builds(lambda i: {"metadata": {"user_agent": "x"}, "ip": i}, IPS),
+    st.just({"target": 7, "metadata": {"ip": None}}),
+    st.just({}),
+)
 INSTANT_BASE = 1_775_779_200_000_000  # 2026-04-10T00:00:00Z
 HOUR = 3_600_000_000
 
 EVENTS = st.builds(
-    lambda i, a, s, t, h: {"id": i, "actor": a, "source": s, "type": t, "timestamp": f"2026-04-10T{h:02d}:00:00Z"},
-    IDS, ACTORS, SOURCES, TYPES, HOURS,
+    lambda i, a, s, t, h, p: {"id": i, "actor": a, "source": s, "type": t, "timestamp": f"2026-04-10T{h:02d}:00:00Z",
+                              "payload": p},
+    IDS, ACTORS, SOURCES, TYPES, HOURS, PAYLOADS,
 )
 FINDINGS = st.builds(
     lambda i, a, h, e: {"id": i, "actor": a, "timestamp": "" if h is None else f"2026-04-10T{h:02d}:30:00Z",
@@ -48,7 +61,7 @@ STEPS = st.lists(
 )
 WINDOWS = st.tuples(st.none() | HOURS, st.none() | HOURS)
 QUERIES = st.lists(
-    st.tuples(ACTORS, SOURCES, TYPES, st.none() | st.lists(REQUESTS, max_size=3), WINDOWS,
+    st.tuples(ACTORS, SOURCES, TYPES, TARGETS, IPS, st.none() | st.lists(REQUESTS, max_size=3), WINDOWS,
               st.integers(min_value=1, max_value=4)),
     min_size=1,
     max_size=4,
@@ -57,13 +70,13 @@ QUERIES = st.lists(
 
 def _answer(view: StoreView, queries: list[Any]) -> str:
     out: list[Any] = [view.commit]
-    for actor, source, type_, ids, (since, until), limit in queries:
+    for actor, source, type_, target, ip, ids, (since, until), limit in queries:
         try:
             window = {
                 "since": None if since is None else INSTANT_BASE + since * HOUR,
                 "until": None if until is None else INSTANT_BASE + until * HOUR,
             }
-            events = RecordFilter(actor=actor, source=source, type=type_, **window,
+            events = RecordFilter(actor=actor, source=source, type=type_, target=target, ip=ip, **window,
                                   ids=None if ids is None else view.resolve_filter("events", ids))
             findings = RecordFilter(actor=actor, since=window["since"],
                                     ids=None if ids is None else view.resolve_filter("findings", ids))

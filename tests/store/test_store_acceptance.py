@@ -62,7 +62,8 @@ def test_checks_1_to_3_and_12(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert decoded[6][0]["event_ids"] == ["evt-1"]
     assert decoded[7]["payload"] == {"action": "restart", "metadata": {"maintenance_window": True, "window_id": "mw-7"},
                                      "target": "web-01"}
-    assert decoded[8]["known_users"]["baron"]["last_seen"] == "2026-04-09T12:00:00.25Z"
+    # last_seen is the last activity of any kind: the push of evt-3, after the login of evt-4.
+    assert decoded[8]["known_users"]["baron"]["last_seen"] == "2026-04-10T09:00:00Z"
 
     (tmp_path / "W" / "store.index.sqlite3").unlink()
     with Store(tmp_path / "W" / "store").snapshot() as view:

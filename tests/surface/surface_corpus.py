@@ -35,6 +35,8 @@ PACKAGE_CORPUS: list[tuple[str, dict[str, Any]]] = [
     ("search_events", {"actor": "baron", "since": "2027-01-01"}),
     ("search_events", {"ids": ["evt-0001", "finding-evt-0024-off-hours"], "limit": 1}),
     ("search_events", {"actor": "nobody"}),
+    ("search_events", {"target": "PORTAL.AZURE.COM", "actor": "baron"}),
+    ("search_events", {"ip": "198.51.100.7", "type": "login"}),
     ("search_events", {"ids": ["evt-"]}),
     ("search_events", {"limit": 0}),
     ("search_events", {"since": "yesterday"}),

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from harness.adapters.fields import AdapterError, get, text
-from harness.adapters.geo import country_code
+from harness.text.geo import country_code
 from harness.adapters.table import Derived, Format, Table, array_or_record, first_record, map_record
 
 _SIGN_INS = {"login"}

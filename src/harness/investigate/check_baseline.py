@@ -13,6 +13,7 @@ from harness.context import Context
 from harness.fields import BoundedStr, Echoed
 from harness.investigate.services import baseline
 from harness.store import Baseline
+from harness.text.geo import geo_code
 from harness.text.rfc3339 import parse_timestamp
 from harness.text.sanitize import echo
 
@@ -36,8 +37,8 @@ class Input(BaseModel):
     )
     source: BoundedStr(256) = Field(
         default="",
-        description="A login geo to test (e.g. US), compared ignoring case with the actor's known login geos, not "
-        "with event sources. Empty: no narrowing.",
+        description="A login geo to test (US, us or United States), compared as an ISO 3166 alpha-2 code with the "
+        "actor's known login geos, not with event sources. Empty: no narrowing.",
     )
     event_type: BoundedStr(256) = Field(
         default="",
@@ -76,9 +77,9 @@ user login; slug-like names such as deploy-svc are usually actors): whether it i
 often it produced each event type, its elevated roles and its actor:target relationships. Use it to judge whether \
 a finding's activity is normal for that actor.
 
-Inputs: `entity` (required, 1-256 bytes); `source` (default ""): a login geo such as US to test against the \
-entity's known login geos (not an event source); `event_type` (default ""): the type whose count \
-`frequency_for_type` reports. Every comparison is a whole-value match ignoring case: nothing matches by substring \
+Inputs: `entity` (required, 1-256 bytes); `source` (default ""): a login geo such as US (a country name or code, \
+compared as its ISO 3166 alpha-2 code) to test against the entity's known login geos (not an event source); \
+`event_type` (default ""): the type whose count `frequency_for_type` reports. Every comparison is a whole-value match ignoring case: nothing matches by substring \
 or prefix (deploy-svc never matches deploy-svc-canary). One entity per call.
 
 Output: `known`, `last_seen` (the login profile's, RFC3339 UTC, or ""), `frequency` (all events of the entity), \
@@ -197,7 +198,7 @@ def check(index: EntityIndex, args: Input) -> Output:
     known = has_profile or lowered in index.actors
     if not known:
         notes.append(NOTE_ABSENT)
-    elif args.source and geos and args.source.lower() not in {geo.lower() for geo in geos}:
+    elif args.source and geos and geo_code(args.source).lower() not in {geo_code(geo).lower() for geo in geos}:
         known = False
         notes.append(
             f"entity is in the baseline but source {echo(args.source)} is not one of its known geos "

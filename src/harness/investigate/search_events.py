@@ -1,5 +1,5 @@
-"""search_events (investigate.md §9.1): stored events by actor, source, type, ids and a time window, oldest first
-(docs/decisions.md, "Result order"), with the operator rules of a finding family folded in."""
+"""search_events (investigate.md §9.1): stored events by actor, source, type, target, ip, ids and a time window,
+oldest first (docs/decisions.md, "Result order"), with the operator rules of a finding family folded in."""
 
 from __future__ import annotations
 
@@ -69,6 +69,16 @@ class Input(BaseModel):
         default="",
         description="Event type (login, push, container_restart), whole value ignoring case. Empty: any type.",
     )
+    target: BoundedStr(256) = Field(
+        default="",
+        description="The payload's target (the events' target, e.g. portal.azure.com), whole value ignoring case. "
+        "Empty: any target.",
+    )
+    ip: BoundedStr(256) = Field(
+        default="",
+        description="The event's ip (metadata.ip in the events, e.g. 203.0.113.5), whole value ignoring case. "
+        "Empty: any ip.",
+    )
     ids: Annotated[list[BoundedStr(256)], Field(max_length=MAX_IDS)] = Field(
         default_factory=list,
         description=f"Event ids to return (at most {MAX_IDS}): exact ignoring case, a finding-<event id> form, or a "
@@ -117,6 +127,8 @@ class FilterApplied(BaseModel):
     actor: Echoed = Field(description="The actor input, sanitized like stored text.")
     source: Echoed = Field(description="The source input, sanitized like stored text.")
     type: Echoed = Field(description="The type input, sanitized like stored text.")
+    target: Echoed = Field(description="The target input, sanitized like stored text.")
+    ip: Echoed = Field(description="The ip input, sanitized like stored text.")
     since: str = Field(description="The lower bound as an RFC3339 UTC instant, or empty.")
     until: str = Field(description="The upper bound as an RFC3339 UTC instant, or empty.")
     effective: Effective = Field(
@@ -144,8 +156,9 @@ DESCRIPTION = f"""\
 Search the stored security events. Returns matching events oldest first by timestamp (events with the same \
 timestamp in the order they were ingested), with the operator rules for the finding family you are investigating.
 
-Filters (all optional, combined with AND): `actor`, `source`, `type` (each at most 256 bytes) match the whole \
-value ignoring case, never a substring or prefix: `bar` does not match baron. Use one axis per call: slug-like \
+Filters (all optional, combined with AND): `actor`, `source`, `type`, `target` (the event's target) and `ip` \
+(the ip shown in its metadata), each at most 256 bytes, match the whole value ignoring case, never a substring or \
+prefix: `bar` does not match baron, 203.0.113 does not match 203.0.113.5. Use one axis per call: slug-like \
 names such as deploy-svc or ci-bot are usually actors, so pass them as `actor`, not as `type` or `source`. \
 `ids` (at most {MAX_IDS} entries): event ids, exact ignoring case, `finding-<event id>` forms, or a unique \
 prefix of at least 4 characters (an ambiguous prefix is invalid_input listing the candidates); a finding's \
@@ -164,7 +177,7 @@ words lookup_rules uses. Assert a predicate only after reading it in the events.
 Output: `events` (each: id, source, type, actor, timestamp, target, action, and metadata: the allowlisted \
 payload keys {", ".join(METADATA_ALLOWLIST)} rendered as strings; get_raw_event shows the whole payload), \
 `matched_rules` ({{id, applies_to: {{family, metadata_match}}, operator_directive}}), `filter_applied` (actor, \
-source, type as given, sanitized; since/until as RFC3339 UTC instants or ""; effective: none, applied or \
+source, type, target, ip as given, sanitized; since/until as RFC3339 UTC instants or ""; effective: none, applied or \
 dropped), `notes` (explanations joined by one space), `total` (all matches), `truncated` (total > limit). Every key is always \
 present; no match is a normal result with a note. Errors: invalid_input for a bad argument or an ambiguous id; \
 upstream_unavailable when the store cannot be read. A rule corpus that cannot be loaded leaves matched_rules \
@@ -177,7 +190,9 @@ def answer(args: Input, view: StoreView, ctx: Context) -> Output:
     notes: list[str] = []
     predicates = rulefold.predicates(args.finding_metadata, {})
     ids = view.resolve_filter("events", args.ids)
-    base = RecordFilter(actor=args.actor, source=args.source, type=args.type, ids=ids)
+    base = RecordFilter(
+        actor=args.actor, source=args.source, type=args.type, target=args.target, ip=args.ip, ids=ids
+    )
     since = parse_bound(args.since, "since") if args.since else None
     until = parse_bound(args.until, "until") if args.until else None
 
@@ -214,6 +229,8 @@ def answer(args: Input, view: StoreView, ctx: Context) -> Output:
             actor=args.actor,
             source=args.source,
             type=args.type,
+            target=args.target,
+            ip=args.ip,
             since=render(since) if since is not None else "",
             until=render(until) if until is not None else "",
             effective=effective,

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import threading
+from typing import TextIO
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.errors import InvalidInput
 from harness.store.baseline_model import SCHEMA_VERSION, Baseline, decode_baseline
+from harness.store.eventfields import event_target
 from harness.store.models import RecordError
 from harness.store.store import Store
 from harness.text.canonjson import StrictJSONError, loads_strict
 from harness.text.casefold import MISSING, lookup
+from harness.text.geo import geo_code
 from harness.text.rfc3339 import parse_timestamp
 from harness.text.sanitize import sanitize_field
 
@@ -74,6 +77,24 @@ class _Profile:
     last: tuple[int, str] | None = None
 
 
+@dataclass
+class _Seen:
+    count: int = 0
+    first: tuple[int, str] | None = None
+    last: tuple[int, str] | None = None
+
+    def add(self, instant: int, timestamp: str) -> None:
+        self.count += 1
+        if self.first is None or instant < self.first[0]:
+            self.first = (instant, timestamp)
+        if self.last is None or instant > self.last[0]:
+            self.last = (instant, timestamp)
+
+
+def _later_seen(seen: tuple[int, str] | None, instant: int, timestamp: str) -> tuple[int, str]:
+    return (instant, timestamp) if seen is None or instant > seen[0] else seen
+
+
 def build(events: Iterable[Mapping[str, Any]], built_from_commit: str) -> tuple[dict[str, Any], int]:
     """A fresh baseline record from events in stream order (§6.1), and how many events were read."""
     actors: set[str] = set()
@@ -82,6 +103,7 @@ def build(events: Iterable[Mapping[str, Any]], built_from_commit: str) -> tuple[
     hours: defaultdict[str, set[int]] = defaultdict(set)
     users: defaultdict[str, _Profile] = defaultdict(_Profile)
     roles: defaultdict[str, set[str]] = defaultdict(set)
+    related: defaultdict[str, _Seen] = defaultdict(_Seen)
     count = 0
     for event in events:
         count += 1
@@ -99,15 +121,17 @@ def build(events: Iterable[Mapping[str, Any]], built_from_commit: str) -> tuple[
         frequency[f"{event['source']}:{event['type']}:{actor}"] += 1
         instant = parse_timestamp(event["timestamp"])
         hours[actor].add(instant // _US_PER_HOUR % 24)
+        # Any activity of the actor is its last_seen, not only its logins.
+        profile = users[actor]
+        profile.last = _later_seen(profile.last, instant, event["timestamp"])
+        target = event_target(event["payload"])
+        if target.strip():
+            related[f"{actor}:{sanitize_field(target)}"].add(instant, event["timestamp"])
         if kind == "login":
             ip = first_string(meta, "ip", "source_ip", "client_ip")
             geo = first_string(meta, "geo", "location", "region")
-            if ip is not None or geo is not None:
-                profile = users[actor]
-                profile.ips.update([ip] if ip is not None else [])
-                profile.geos.update([geo] if geo is not None else [])
-                if profile.last is None or instant > profile.last[0]:
-                    profile.last = (instant, event["timestamp"])
+            profile.ips.update([ip] if ip is not None else [])
+            profile.geos.update([geo_code(geo)] if geo is not None else [])
         if kind in ROLE_TYPES:
             role = first_string(meta, "role", "role_name", "permission", "permission_level")
             if role is not None and _elevated(kind, meta, role):
@@ -129,7 +153,14 @@ def build(events: Iterable[Mapping[str, Any]], built_from_commit: str) -> tuple[
         "frequency_tables": dict(frequency),
         "actor_hours": {actor: sorted(h) for actor, h in hours.items()},
         "actor_roles": {actor: sorted(r) for actor, r in roles.items()},
-        "relationships": {},
+        "relationships": {
+            key: {
+                "count": seen.count,
+                "first_seen": seen.first[1] if seen.first is not None else "",
+                "last_seen": seen.last[1] if seen.last is not None else "",
+            }
+            for key, seen in related.items()
+        },
     }
     return record, count
 
@@ -158,7 +189,8 @@ def merge(previous: Mapping[str, Any], fresh: Mapping[str, Any]) -> dict[str, An
         new = fresh["known_users"].get(actor, empty_profile)
         users[actor] = {
             "known_ips": _union(old["known_ips"], new["known_ips"]),
-            "known_geos": _union(old["known_geos"], new["known_geos"]),
+            # Geos of a baseline built before they were codes become codes too.
+            "known_geos": sorted({geo_code(geo) for geo in (*old["known_geos"], *new["known_geos"])}),
             "last_seen": _later(old["last_seen"], new["last_seen"]),
         }
     frequency = {
@@ -187,12 +219,35 @@ def merge(previous: Mapping[str, Any], fresh: Mapping[str, Any]) -> dict[str, An
     }
 
 
-def build_baseline(store: Store) -> dict[str, Any]:
+def _counting_unattributed(events: Iterable[Mapping[str, Any]], tally: list[int]) -> Iterator[Mapping[str, Any]]:
+    for event in events:
+        if not event["actor"]:
+            tally[0] += 1
+        yield event
+
+
+def unattributed_warning(unattributed: int, total: int) -> str:
+    """The stderr warning of a build in which most events have no actor ("" when most have one)."""
+    if not total or unattributed * 2 <= total:
+        return ""
+    return (
+        f"warning: {unattributed} of {total} events have no actor, so the baseline learns nothing from them; "
+        "check the format the events were ingested with (harness ingest events --format)"
+    )
+
+
+def build_baseline(store: Store, stderr: TextIO | None = None) -> dict[str, Any]:
     """`harness baseline build`: build from every event at HEAD, merge with the last baseline, append
-    unless identical; returns `{"appended", "commit", "events_read"}`."""
+    unless identical; returns `{"appended", "commit", "events_read"}`. When most events have no actor it
+    says so on `stderr`."""
+    tally = [0]
     with store.snapshot() as view:
-        fresh, count = build(view.records("events"), store.last_change(view.commit, "events"))
+        events = _counting_unattributed(view.records("events"), tally)
+        fresh, count = build(events, store.last_change(view.commit, "events"))
         previous = view.latest_baseline()
+    warning = unattributed_warning(tally[0], count)
+    if warning and stderr is not None:
+        print(warning, file=stderr)
     record = merge(previous.record, fresh) if previous is not None else fresh
     result = store.append_batch("baseline", [record])
     return {"appended": result.added > 0, "commit": result.commit, "events_read": count}

@@ -22,29 +22,36 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.errors import UpstreamUnavailable
+from harness.errors import InternalError, UpstreamUnavailable
 from harness.store.baseline_model import Baseline
+from harness.store.eventfields import event_ip, event_target
 from harness.store.git import Git, unavailable
 from harness.store.query import Page, RecordFilter, StoreView, time_key
 from harness.store.reader import duplicate_id, list_segments, read_stream, segment_records
 from harness.store.replay import ReplayView
 from harness.store.segments import Segment, SegmentMeta
 from harness.store.streams import STREAMS, StreamSpec
+from harness.text.casefold import ci_key
 from harness.text.rfc3339 import MAX_INSTANT
 
 log = logging.getLogger("harness.store")
 
-SCHEMA_VERSION = "2"  # 2: ts is the result-order key and the order indexes end in (ts, seq)
+# 2: ts is the result-order key and the order indexes end in (ts, seq); 3: events gain target and ip columns
+SCHEMA_VERSION = "3"
 BUSY_TIMEOUT_S = 5.0
 _UNWRITABLE_CODES = {3, 8, 10, 13, 14}  # PERM, READONLY, IOERR, FULL, CANTOPEN
 _BUSY_CODES = {5, 6}  # BUSY, LOCKED
-_FILTER_COLUMNS = ("actor", "type", "source")
-# Every combination of the equality filters has its own index of those columns then ts; SQLite ends every index
-# key with the rowid (seq), so each is ordered by (columns, ts, seq), the result order: a page is read from the
-# start of its range, never sorted, and the count reads the same index without touching a row.
-_ORDER_KEYS = tuple(
-    columns for size in range(len(_FILTER_COLUMNS) + 1) for columns in itertools.combinations(_FILTER_COLUMNS, size)
-)
+_RECORD_COLUMNS = ("actor", "type", "source")
+# The equality filters of each keyed stream: the record's own fields, and for events the payload's target and ip
+# (store/eventfields.py).
+_FILTER_COLUMNS = {"events": (*_RECORD_COLUMNS, "target", "ip"), "findings": _RECORD_COLUMNS}
+
+
+def _order_keys(columns: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """Every combination of the equality filters has its own index of those columns then ts; SQLite ends every
+    index key with the rowid (seq), so each is ordered by (columns, ts, seq), the result order: a page is read from
+    the start of its range, never sorted, and the count reads the same index without touching a row."""
+    return tuple(combo for size in range(len(columns) + 1) for combo in itertools.combinations(columns, size))
 
 
 class _Unwritable(Exception):
@@ -74,15 +81,16 @@ def _schema() -> list[str]:
         if not spec.keyed:
             statements.append(f"CREATE TABLE {table} (seq INTEGER PRIMARY KEY, sha256 TEXT NOT NULL, line BLOB NOT NULL)")
             continue
-        # source/type/actor/lid hold Python str.lower() forms: ci-equal is never SQLite's lower() or LIKE.
+        # lid and the filter columns hold casefold.ci_key forms: ci-equal is never SQLite's lower() or LIKE.
         # ts is the record's time_key (UNDATED for a record without a timestamp).
+        filters = _FILTER_COLUMNS[spec.name]
         statements += [
             f"CREATE TABLE {table} (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, lid TEXT NOT NULL,"
-            " source TEXT NOT NULL, type TEXT NOT NULL, actor TEXT NOT NULL, ts INTEGER NOT NULL, line BLOB NOT NULL)",
+            f" {', '.join(f'{name} TEXT NOT NULL' for name in filters)}, ts INTEGER NOT NULL, line BLOB NOT NULL)",
             f"CREATE UNIQUE INDEX {table}_lid ON {table} (lid)",
             *(
                 f"CREATE INDEX {_order_index(table, columns)} ON {table} ({', '.join((*columns, 'ts'))})"
-                for columns in _ORDER_KEYS
+                for columns in _order_keys(filters)
             ),
         ]
     return statements
@@ -242,17 +250,27 @@ class _MemoryBackend:
         self._conn = _connect(":memory:")
 
 
-def _keyed_row(seq: int, record: dict[str, Any], line: bytes) -> tuple[Any, ...]:
+def _filter_value(record: dict[str, Any], name: str) -> str:
+    if name == "target":
+        return event_target(record["payload"])
+    if name == "ip":
+        return event_ip(record["payload"])
+    return str(record[name])
+
+
+def _keyed_row(stream: str, seq: int, record: dict[str, Any], line: bytes) -> tuple[Any, ...]:
     return (
         seq,
         record["id"],
-        record["id"].lower(),
-        record["source"].lower(),
-        record["type"].lower(),
-        record["actor"].lower(),
+        ci_key(record["id"]),
+        *(ci_key(_filter_value(record, name)) for name in _FILTER_COLUMNS[stream]),
         time_key(record["timestamp"]),
         line,
     )
+
+
+def _insert_keyed(stream: str) -> str:
+    return f"INSERT INTO {_table(stream)} VALUES ({', '.join('?' * (len(_FILTER_COLUMNS[stream]) + 5))})"
 
 
 def _end_read(conn: sqlite3.Connection) -> None:
@@ -474,7 +492,7 @@ class Index:
         for number, line, record in segment_records(spec, segment.path, data[offset:], lines + 1):
             if spec.keyed:
                 try:
-                    conn.execute(f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?)", _keyed_row(seq, record, line))
+                    conn.execute(_insert_keyed(spec.name), _keyed_row(spec.name, seq, record, line))
                 except sqlite3.IntegrityError as exc:
                     raise duplicate_id(segment.path, number, record["id"]) from exc
             else:
@@ -523,8 +541,8 @@ class Index:
         table = _table(spec.name)
         start = conn.execute(f"SELECT coalesce(max(seq) + 1, 0) FROM {table}").fetchone()[0]
         if spec.keyed:
-            rows = (_keyed_row(seq, json.loads(line), line) for seq, line in enumerate(lines, start))
-            conn.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            rows = (_keyed_row(spec.name, seq, json.loads(line), line) for seq, line in enumerate(lines, start))
+            conn.executemany(_insert_keyed(spec.name), rows)
         else:
             rows2 = ((seq, hashlib.sha256(line).hexdigest(), line) for seq, line in enumerate(lines, start))
             conn.executemany(f"INSERT INTO {table} VALUES (?, ?, ?)", rows2)
@@ -563,10 +581,10 @@ class IndexView(StoreView):
             return self._fallback.select(stream, flt, limit)
         if flt.ids is not None and not flt.ids:
             return Page()
-        if not _encodable([flt.actor, flt.source, flt.type, *(flt.ids or ())]):
+        if not _encodable([flt.actor, flt.source, flt.type, flt.target, flt.ip, *(flt.ids or ())]):
             return Page()
         table = _table(stream)
-        where, params, index = _where(table, flt)
+        where, params, index = _where(table, _FILTER_COLUMNS[stream], flt)
         source = f"{table} INDEXED BY {index}"
         try:
             total = self._query(f"SELECT count(*) FROM {source} WHERE {where}", params)[0][0]
@@ -647,24 +665,27 @@ class IndexView(StoreView):
         return count, [str(row[0]) for row in shown]
 
 
-def _where(table: str, flt: RecordFilter) -> tuple[str, list[Any], str]:
+def _where(table: str, columns: Sequence[str], flt: RecordFilter) -> tuple[str, list[Any], str]:
     """The WHERE clause of a filter and the index that serves it in result order: the id index for ids (each
     id is one row, so at most MAX_IDS rows are sorted), else the order index of exactly the given equality
     columns, whose (ts, seq) tail is the window's range and the result order. The index is named, not left
     to the planner, so a plan that would sort the whole match set cannot be chosen."""
-    given = [name for name in _FILTER_COLUMNS if getattr(flt, name)]
+    given = [name for name in columns if getattr(flt, name)]
+    unserved = [name for name in ("target", "ip") if getattr(flt, name) and name not in columns]
+    if unserved:
+        raise InternalError(f"{table} has no {', '.join(unserved)} column")
     conditions: list[str] = []
     params: list[Any] = []
     if flt.ids is not None:
         index = f"{table}_lid"
-        wanted = sorted({stored.lower() for stored in flt.ids})
+        wanted = sorted({ci_key(stored) for stored in flt.ids})
         conditions.append(f"lid IN ({', '.join('?' * len(wanted))})")
         params += wanted
     else:
         index = _order_index(table, given)
     for name in given:
         conditions.append(f"{name} = ?")
-        params.append(getattr(flt, name).lower())
+        params.append(ci_key(getattr(flt, name)))
     if flt.since is not None:
         conditions.append("ts >= ?")
         params.append(flt.since)

@@ -26,11 +26,14 @@ def time_key(timestamp: str) -> int:
 @dataclass(frozen=True)
 class RecordFilter:
     """Conjunctive filters of one query: whole values ignoring case (`""` = not given), resolved stored
-    ids (None = no id filter; an empty set matches nothing) and an inclusive instant window."""
+    ids (None = no id filter; an empty set matches nothing) and an inclusive instant window. `target` and `ip`
+    are the events' payload fields (store/eventfields.py)."""
 
     actor: str = ""
     source: str = ""
     type: str = ""
+    target: str = ""
+    ip: str = ""
     ids: frozenset[str] | None = None
     since: int | None = None
     until: int | None = None

@@ -9,10 +9,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from harness.store.baseline_model import Baseline
+from harness.store.eventfields import event_ip, event_target
 from harness.store.git import Git
 from harness.store.query import Page, RecordFilter, StoreView, time_key
 from harness.store.reader import read_stream
 from harness.store.streams import STREAMS, encode_record, stream_spec
+from harness.text.casefold import ci_equal
 from harness.text.rfc3339 import parse_timestamp
 
 
@@ -27,8 +29,12 @@ class ReplayView(StoreView):
     def _matches(record: dict[str, Any], flt: RecordFilter, ids: set[str] | None) -> bool:
         for name in ("actor", "source", "type"):
             wanted = getattr(flt, name)
-            if wanted and record[name].lower() != wanted.lower():
+            if wanted and not ci_equal(record[name], wanted):
                 return False
+        if flt.target and not ci_equal(event_target(record["payload"]), flt.target):
+            return False
+        if flt.ip and not ci_equal(event_ip(record["payload"]), flt.ip):
+            return False
         if ids is not None and record["id"].lower() not in ids:
             return False
         if flt.since is None and flt.until is None:

@@ -1,4 +1,4 @@
-"""Country names and codes as ISO 3166-1 alpha-2, from pycountry's ISO tables."""
+"""Country names and codes as ISO 3166-1 alpha-2, from pycountry's ISO tables (for adapters and baselines)."""
 
 from __future__ import annotations
 
@@ -54,3 +54,9 @@ def country_code(value: str) -> str:
         return str(pycountry.countries.lookup(wanted).alpha_2)
     except LookupError:
         return ""
+
+
+def geo_code(geo: str) -> str:
+    """A login geo as its alpha-2 code whatever the source wrote ("United States", "us"); a value naming no
+    country is kept as written."""
+    return country_code(geo) or geo
