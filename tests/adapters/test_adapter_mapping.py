@@ -21,9 +21,9 @@ import pytest
 import slack_samples
 
 from harness.adapters import ADAPTERS, EVENT_TYPES, AdapterError, choose
-from harness.text.geo import country_code
 from harness.adapters.timestamps import event_time
 from harness.store.models import decode_event
+from harness.text.geo import country_code
 
 SAMPLES = {
     "cloudtrail": cloudtrail_samples.CASES,

@@ -15,8 +15,8 @@ from typing import Any
 from harness.adapters import azure
 from harness.adapters.azure import both
 from harness.adapters.fields import AdapterError, get, text
-from harness.adapters.geo import country_code
 from harness.adapters.table import Derived, Format, Table, map_record
+from harness.text.geo import country_code
 
 CATEGORIES = {
     "signinlogs",

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from harness.adapters.fields import text
-from harness.text.geo import country_code
 from harness.adapters.table import Derived, Format, Table, array_or_record, first_record, map_record
+from harness.text.geo import country_code
 
 TABLE = Table(
     format="github-audit",

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from harness.adapters.fields import AdapterError, get, text
-from harness.adapters.geo import country_code
 from harness.adapters.table import Derived, Format, Table, array_or_record, first_record, map_record
 from harness.text.canonjson import json_type
+from harness.text.geo import country_code
 
 ACTIVITY_KIND = "admin#reports#activity"
 PAGE_KIND = "admin#reports#activities"

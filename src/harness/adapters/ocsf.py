@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from harness.adapters.fields import text
-from harness.adapters.geo import country_code
 from harness.adapters.table import Derived, Format, Table, array_or_record, first_record, map_record
+from harness.text.geo import country_code
 
 AUTHENTICATION = "3002"
 _FAILURE = "2"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import threading
-from typing import TextIO
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from harness.errors import InvalidInput
 from harness.store.baseline_model import SCHEMA_VERSION, Baseline, decode_baseline

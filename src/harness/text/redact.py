@@ -12,11 +12,11 @@ from typing import Any, NamedTuple
 
 from harness.text import canonjson
 from harness.text.casefold import normalize_key
+from harness.text.redact_detectors import KEY_STOP_SUFFIXES, QVAL_SOURCES, STOP_WORDS, VAL_CLASS
+from harness.text.redact_engine import ENGINE, ShapeEngine, example_problems
 from harness.text.redact_escaped import MAX_LEVELS as MAX_ESCAPED_LEVELS
 from harness.text.redact_escaped import MIN_VALUE_BYTES as MIN_ESCAPED_BYTES
 from harness.text.redact_escaped import encoded_forms, views
-from harness.text.redact_detectors import KEY_STOP_SUFFIXES, QVAL_SOURCES, STOP_WORDS, VAL_CLASS
-from harness.text.redact_engine import ENGINE, ShapeEngine, example_problems
 from harness.text.redact_known import (
     BOUNDED_BELOW_BYTES,
     CUT_PREFIX_MIN_BYTES,
