@@ -1,4 +1,4 @@
-"""What recording costs a call (ledger.md §15): a no-op operation through `dispatch` with the SQLite ledger
+"""What recording costs a call (docs/ledger.md §15): a no-op operation through `dispatch` with the SQLite ledger
 (default settings: start rows FULL, end rows FULL) against the same calls with the null recorder.
 
 Usage: python bench/dispatch_overhead.py [--quick] [--calls N]. Prints one JSON object on stdout:

@@ -1,4 +1,4 @@
-"""Investigation benchmarks (investigate.md §10) not covered by store_bench.py: search_events through the real
+"""Investigation benchmarks (docs/investigate.md §10) not covered by store_bench.py: search_events through the real
 handler vs a full replay, `harness --help` cold start, and an MCP stdio round trip of check_baseline.
 
 Usage: python bench/investigate_bench.py [--quick] [--events N]. Prints one JSON object on stdout:

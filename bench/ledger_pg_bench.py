@@ -1,4 +1,4 @@
-"""PostgreSQL ledger benchmarks (ledger.md §15) on loopback: start-insert latency, one-connection throughput,
+"""PostgreSQL ledger benchmarks (docs/ledger.md §15) on loopback: start-insert latency, one-connection throughput,
 insert_many (pipeline), chain overhead.
 
 Usage: python bench/ledger_pg_bench.py [--quick] [--rows N] [--dsn SUPERUSER_DSN]. Without --dsn it reads

@@ -1,4 +1,4 @@
-"""SQLite ledger benchmarks (ledger.md §15): durable single-row inserts, 500-row insert_many, chain overhead.
+"""SQLite ledger benchmarks (docs/ledger.md §15): durable single-row inserts, 500-row insert_many, chain overhead.
 
 Usage: python bench/ledger_sqlite_bench.py [--quick] [--rows N]. Prints one JSON object on stdout:
 {"bench", "machine", "results": [{"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}]}.

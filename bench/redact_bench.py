@@ -1,4 +1,4 @@
-"""Redactor benchmarks (ledger.md §15): throughput, full-row and clean-preview latency, adversarial inputs.
+"""Redactor benchmarks (docs/ledger.md §15): throughput, full-row and clean-preview latency, adversarial inputs.
 
 Usage: python bench/redact_bench.py [--quick]. Prints one JSON document. Every figure has a baseline
 measured in the same run: one literal-first rule (`ghp_…`) run over the same inputs.

@@ -1,4 +1,4 @@
-"""Our redactor beside detect-secrets 1.5 (ledger.md §15): speed, rule fixtures caught, benign lines flagged.
+"""Our redactor beside detect-secrets 1.5 (docs/ledger.md §15): speed, rule fixtures caught, benign lines flagged.
 
 Usage: python bench/redact_vs_detect_secrets.py [--quick]. detect-secrets is a bench extra only (the
 package never imports it); it runs with its default plugins, `scan_line` per line, on the same input.

@@ -1,4 +1,4 @@
-"""Store benchmarks (investigate.md §10): ingest, actor+type query vs full replay, catch-up, append scaling.
+"""Store benchmarks (docs/investigate.md §10): ingest, actor+type query vs full replay, catch-up, append scaling.
 
 Usage: python bench/store_bench.py [--quick] [--events N]. Prints one JSON object on stdout:
 {"bench", "machine", "results": [{"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}]}.

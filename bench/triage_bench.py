@@ -1,4 +1,4 @@
-"""Triage benchmarks (triage.md §18): fp_agent_verify end to end, format gate throughput, recipe extraction.
+"""Triage benchmarks (docs/triage.md §18): fp_agent_verify end to end, format gate throughput, recipe extraction.
 
 Usage: python bench/triage_bench.py [--quick]. Prints one JSON document. Baselines come from the same run:
 one bare HTTPS GET to the fake AUR for verify, one regex scan over the same text for the gate, and the same

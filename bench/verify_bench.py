@@ -1,4 +1,4 @@
-"""Verification throughput (ledger.md §15): `verify` over a ledger of N rows (200,000 by default).
+"""Verification throughput (docs/ledger.md §15): `verify` over a ledger of N rows (200,000 by default).
 
 Usage: python bench/verify_bench.py [--quick] [--rows N] [--dsn SUPERUSER_DSN]. Prints one JSON object on stdout:
 {"bench", "machine", "results": [{"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}]}.

@@ -1,4 +1,4 @@
-"""Shared PostgreSQL test support (DESIGN.md "The two commands").
+"""Shared PostgreSQL test support (docs/architecture.md "The two commands").
 
 A superuser server comes from HARNESS_TEST_PG_DSN, else from a throwaway cluster started with the installed
 server binaries (as the `postgres` system user when running as root, since initdb refuses root), else the

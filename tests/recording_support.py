@@ -97,7 +97,7 @@ LOCAL_CALLER = {"principal": "local", "auth_method": "local", "client_id": "", "
 
 @dataclasses.dataclass(frozen=True)
 class Expected:
-    """What one call must have left in the ledger (ledger.md §11.1, §11.2)."""
+    """What one call must have left in the ledger (docs/ledger.md §11.1, docs/ledger.md §11.2)."""
 
     tool_name: str
     arguments: str

@@ -1,4 +1,4 @@
-"""Workspace resolution and settings (DESIGN.md "Configuration and paths")."""
+"""Workspace resolution and settings (docs/architecture.md "Configuration and paths")."""
 
 from __future__ import annotations
 

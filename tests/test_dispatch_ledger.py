@@ -1,5 +1,5 @@
-"""The dispatcher records every call (ledger.md §11, §14 "Dispatcher"): exactly one start and one end with the
-§11.2 values over the CLI and the in-memory MCP client, for every outcome; ledger_unavailable refuses the call
+"""The dispatcher records every call (docs/ledger.md §11, docs/ledger.md §14 "Dispatcher"): exactly one start and one end with the
+docs/ledger.md §11.2 values over the CLI and the in-memory MCP client, for every outcome; ledger_unavailable refuses the call
 before its handler; sidecars; a crash leaves the call in flight."""
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def test_unknown_operation_names(tmp_path: Path, requested: str, tool_name: str,
     assert end.error.startswith("unknown_operation: unknown operation")
 
 
-# -- identifiers and meta (ledger.md §3, §11.2)
+# -- identifiers and meta (docs/ledger.md §3, docs/ledger.md §11.2)
 
 
 def test_cli_conversation_sources_and_id_normalization(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -616,7 +616,7 @@ def test_an_end_row_that_cannot_be_written_leaves_the_call_in_flight(
     assert len(lines) == 1 and "conversation end-fail, request r-1, tool call t-1" in lines[0]
 
 
-# -- sidecars (ledger.md §11.3)
+# -- sidecars (docs/ledger.md §11.3)
 
 
 def _big(workspace: Path, conversation: str, size: int, text: str = "") -> tuple[CliResult, LedgerRow]:

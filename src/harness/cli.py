@@ -44,7 +44,7 @@ class App:
 
     def context(self) -> Any:
         """The handler context (settings, redactor, clock); raises ConfigError on a bad configuration and
-        InvalidInput on a bad `--baseline` file (investigate.md §6.3)."""
+        InvalidInput on a bad `--baseline` file (docs/investigate.md §6.3)."""
         if self._context is None:
             from harness.context import build_context
             from harness.outputs import use_redactor
@@ -680,7 +680,7 @@ class LedgerCommand(click.Command):
 
 @main_group.group("ledger")
 def ledger_group() -> None:
-    """Read, verify, sign, export, tail and migrate the ledger (ledger.md §12). These commands are not recorded."""
+    """Read, verify, sign, export, tail and migrate the ledger (docs/ledger.md §12). These commands are not recorded."""
 
 
 def ledger_command(name: str) -> Callable[[Callable[..., int]], Callable[..., None]]:

@@ -180,7 +180,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
 }
 
-# An unusable [aur] section does not stop the harness: fp_agent_verify reports it (triage.md §1).
+# An unusable [aur] section does not stop the harness: fp_agent_verify reports it (docs/triage.md §1).
 _SOFT_SECTIONS = frozenset({"aur"})
 
 
@@ -244,7 +244,7 @@ def package_dir() -> Path:
 
 
 def find_workspace(environ: Mapping[str, str], *, start: Path | None = None) -> tuple[Path, str]:
-    """The workspace per DESIGN.md: walk up from the package, then HARNESS_ROOT, then XDG data."""
+    """The workspace per docs/architecture.md: walk up from the package, then HARNESS_ROOT, then XDG data."""
     here = (start or package_dir()).resolve()
     for directory in (here, *here.parents):
         if (directory / CONFIG_NAME).is_file():

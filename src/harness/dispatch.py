@@ -22,7 +22,7 @@ log = logging.getLogger("harness.dispatch")
 
 @dataclass(frozen=True)
 class CallContext:
-    """Who is calling and how: the identifiers the ledger records (specs/ledger.md §3, §11.2)."""
+    """Who is calling and how: the identifiers the ledger records (docs/ledger.md §3, docs/ledger.md §11.2)."""
 
     surface: Literal["cli", "mcp"]
     conversation_id: str
@@ -113,7 +113,7 @@ def serialize(document: Mapping[str, Any]) -> str:
 
 
 def error_outcome(code: str, message: str, operation: str) -> Outcome:
-    """The one error shape of specs/surface.md."""
+    """The one error shape of docs/surface.md."""
     document = {"error": {"code": code, "message": message, "operation": operation}}
     return Outcome(text=serialize(document), document=document, error_code=code)
 

@@ -1,4 +1,4 @@
-"""Typed harness errors: each maps to one error code of specs/surface.md and one CLI exit status."""
+"""Typed harness errors: each maps to one error code of docs/surface.md and one CLI exit status."""
 
 from __future__ import annotations
 

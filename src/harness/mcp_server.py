@@ -78,7 +78,7 @@ def _client_info(ctx: Any, meta: Mapping[str, Any]) -> tuple[str, str]:
 
 
 class CallContextFactory:
-    """Derives the ledger identifiers of each MCP call (surface.md: conversation id rules)."""
+    """Derives the ledger identifiers of each MCP call (docs/surface.md: conversation id rules)."""
 
     def __init__(self, transport: str) -> None:
         self.transport = transport

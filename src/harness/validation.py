@@ -1,4 +1,4 @@
-"""Turn a pydantic ValidationError into the one-line `<field path>: <problem>` message of surface.md."""
+"""Turn a pydantic ValidationError into the one-line `<field path>: <problem>` message of docs/surface.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The PKGBUILD prologue scanner and word expansion (triage.md §6)."""
+"""The PKGBUILD prologue scanner and word expansion (docs/triage.md §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-""".SRCINFO parsing (triage.md §6)."""
+""".SRCINFO parsing (docs/triage.md §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`harness ledger list|show|verify|head|export|migrate` end to end (ledger.md §12, §8.3-§8.4, §7.4, §13) on
+"""`harness ledger list|show|verify|head|export|migrate` end to end (docs/ledger.md §12, docs/ledger.md §8.3-docs/ledger.md §8.4, docs/ledger.md §7.4, docs/ledger.md §13) on
 ledgers filled by real recorded calls, on both backends; tampering is reported by the CLI at the first bad
 chain_seq; reading commands never create a ledger; `serve` refuses to start without a usable ledger."""
 

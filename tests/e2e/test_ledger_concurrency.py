@@ -1,4 +1,4 @@
-"""Concurrency through the dispatcher (ledger.md §10, §14 "Concurrency"): 8 spawned processes each dispatch 100
+"""Concurrency through the dispatcher (docs/ledger.md §10, docs/ledger.md §14 "Concurrency"): 8 spawned processes each dispatch 100
 calls (ok, error, invalid_input) into 3 shared conversations and 1 private one, on both backends. Every call
 leaves exactly its start and its end, every chain stays contiguous and verifies, and no call is refused."""
 

@@ -1,4 +1,4 @@
-"""No secret at rest (ledger.md §14): per-run sentinels (an opaque value in HARNESS_TEST_SENTINEL_TOKEN and a
+"""No secret at rest (docs/ledger.md §14): per-run sentinels (an opaque value in HARNESS_TEST_SENTINEL_TOKEN and a
 freshly generated positive of every catalogue rule, in its fixture's syntax) go into every string argument of
 every operation over the CLI and over MCP (a stdio subprocess), into _meta ids, the clientInfo, inputs whose
 error echoes them, big echo results (sidecars) and files given to `harness ingest`. None of them, nor their

@@ -1,6 +1,6 @@
 """A strict TypeScript MCP client (the official TypeScript SDK) against `harness serve` over stdio: it accepts
 every tool's schemas, validates success results against their outputSchema, and sees errors as isError results
-without structuredContent, with text byte-identical to the CLI's (surface.md "Errors")."""
+without structuredContent, with text byte-identical to the CLI's (docs/surface.md "Errors")."""
 
 from __future__ import annotations
 

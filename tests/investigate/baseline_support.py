@@ -1,4 +1,4 @@
-"""Support for the check_baseline, lookup_rules and --baseline tests: baseline B of investigate.md §9.3,
+"""Support for the check_baseline, lookup_rules and --baseline tests: baseline B of docs/investigate.md §9.3,
 calls of any operation through the two real front doors (in-process CLI, in-memory MCP client), and the
 fixtures `door`, `workspace` and `clean_env` (import their `*_fixture` functions to use them)."""
 
@@ -20,7 +20,7 @@ from harness.mcp_server import build_server
 from harness.store import Store
 from harness.surface import OPERATIONS
 
-# Baseline B (investigate.md §9.3), as an operator would write it in a --baseline file.
+# Baseline B (docs/investigate.md §9.3), as an operator would write it in a --baseline file.
 BASELINE_B: dict[str, Any] = {
     "schema_version": 1,
     "known_actors": ["baron", "ci-bot", "deploy-svc"],

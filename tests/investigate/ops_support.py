@@ -19,7 +19,7 @@ from harness.store import Store
 from harness.surface import OPERATIONS
 from harness.text import canonjson
 
-# Store V of investigate.md §9.1, in append order.
+# Store V of docs/investigate.md §9.1, in append order.
 STORE_V = [
     {
         "id": "e1",
@@ -48,7 +48,7 @@ STORE_V = [
     },
 ]
 
-# Store F of investigate.md §9.2, in append order.
+# Store F of docs/investigate.md §9.2, in append order.
 STORE_F = [
     {
         "id": "f1",
@@ -159,5 +159,5 @@ def dumps(document: Any) -> str:
 
 
 def error(operation: str, code: str, message: str) -> dict[str, Any]:
-    """The one error shape of surface.md."""
+    """The one error shape of docs/surface.md."""
     return {"error": {"code": code, "message": message, "operation": operation}}

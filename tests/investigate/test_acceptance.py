@@ -1,4 +1,4 @@
-"""investigate.md §11: the acceptance checks 1-12, each command a real `harness --workspace W ...` process."""
+"""docs/investigate.md §11: the acceptance checks 1-12, each command a real `harness --workspace W ...` process."""
 
 from __future__ import annotations
 

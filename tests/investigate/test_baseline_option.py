@@ -1,4 +1,4 @@
-"""The `--baseline FILE` choice (investigate.md §6.3): the file, else the last stored record, else none; a bad
+"""The `--baseline FILE` choice (docs/investigate.md §6.3): the file, else the last stored record, else none; a bad
 file fails every CLI call and keeps `harness serve` from starting; parsed files are reloaded when they change."""
 
 from __future__ import annotations

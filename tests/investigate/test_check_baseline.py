@@ -1,4 +1,4 @@
-"""check_baseline (investigate.md §9.3): every vector over baseline B, through the CLI and the MCP client,
+"""check_baseline (docs/investigate.md §9.3): every vector over baseline B, through the CLI and the MCP client,
 with B stored as the last baseline record and given as a --baseline file."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One shape always (DESIGN.md rule 1, investigate.md §0, §9): random inputs to the four store-backed operations
+"""One shape always (docs/architecture.md rule 1, docs/investigate.md §0, docs/investigate.md §9): random inputs to the four store-backed operations
 give either every output key with its declared type, or an error with a documented code."""
 
 from __future__ import annotations

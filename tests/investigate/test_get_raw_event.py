@@ -1,4 +1,4 @@
-"""get_raw_event (investigate.md §9.5, §8) through the CLI and the in-memory MCP client."""
+"""get_raw_event (docs/investigate.md §9.5, docs/investigate.md §8) through the CLI and the in-memory MCP client."""
 
 from __future__ import annotations
 

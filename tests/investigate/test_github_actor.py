@@ -1,4 +1,4 @@
-"""github_actor (investigate.md §9.6) through both front doors against a loopback GitHub with trustme TLS."""
+"""github_actor (docs/investigate.md §9.6) through both front doors against a loopback GitHub with trustme TLS."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The §4 contract through the operations: every answer of the four store-backed operations, served through the
+"""The docs/investigate.md §4 contract through the operations: every answer of the four store-backed operations, served through the
 read index, equals byte for byte the answer computed over a full replay of the same commit, while batches are
 appended and the index is deleted or corrupted between steps."""
 

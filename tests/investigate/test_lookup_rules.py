@@ -1,4 +1,4 @@
-"""lookup_rules (investigate.md §9.4, §7): every vector over the embedded corpus through the CLI and the MCP
+"""lookup_rules (docs/investigate.md §9.4, docs/investigate.md §7): every vector over the embedded corpus through the CLI and the MCP
 client, plus corpus selection, corpus errors and input refusals."""
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_vectors_over_the_embedded_corpus(
 def test_a_blank_family_passes_and_matches_nothing(workspace: Path, door: Callable[..., Answer]) -> None:
     result = door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": " ", "maintenance_window": "true"})
     assert result.text == expected([], " ", finding_id="f")
-    # Echoed input is the JSON string of its sanitize_field form (investigate.md §0): a blank family echoes as "".
+    # Echoed input is the JSON string of its sanitize_field form (docs/investigate.md §0): a blank family echoes as "".
     assert result.document["notes"] == no_match_note(" ") == no_match_note("")
 
 

@@ -1,4 +1,4 @@
-"""The §9.5 step 4 payload cap (harness.investigate.rawcap), as a pure function."""
+"""The docs/investigate.md §9.5 step 4 payload cap (harness.investigate.rawcap), as a pure function."""
 
 from __future__ import annotations
 

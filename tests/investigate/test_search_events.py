@@ -1,4 +1,4 @@
-"""search_events (investigate.md §9.1, §2 EventView, §8) through the CLI and the in-memory MCP client."""
+"""search_events (docs/investigate.md §9.1, docs/investigate.md §2 EventView, docs/investigate.md §8) through the CLI and the in-memory MCP client."""
 
 from __future__ import annotations
 
@@ -493,7 +493,7 @@ def test_unreadable_store_is_upstream_unavailable(tmp_path: Path) -> None:
     assert answer.document["error"]["message"].startswith("store unavailable: ")
 
 
-# §2 EventView and §1.4 rendering, through the operation.
+# docs/investigate.md §2 EventView and docs/investigate.md §1.4 rendering, through the operation.
 
 SPEC_PAYLOAD = {
     "action": "restart",
@@ -613,7 +613,7 @@ def test_the_keyed_view_agrees_with_casefold_lookup(obj: dict[str, Any]) -> None
             assert got == want
 
 
-# §8 id resolution through the ids filter.
+# docs/investigate.md §8 id resolution through the ids filter.
 
 RESOLUTION_STORES = {
     "cafe": ["cafe1234"],

@@ -1,4 +1,4 @@
-"""search_findings (investigate.md §9.2, §8 finding rules) through the CLI and the in-memory MCP client."""
+"""search_findings (docs/investigate.md §9.2, docs/investigate.md §8 finding rules) through the CLI and the in-memory MCP client."""
 
 from __future__ import annotations
 

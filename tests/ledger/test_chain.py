@@ -1,4 +1,4 @@
-"""Chain v1 encoding and the known-answer vectors (ledger.md §8.1)."""
+"""Chain v1 encoding and the known-answer vectors (docs/ledger.md §8.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The operator command logic of `harness ledger …` (ledger.md §12)."""
+"""The operator command logic of `harness ledger …` (docs/ledger.md §12)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Concurrency (ledger.md §10, §14) at the store level: 8 spawned processes write into shared and private
+"""Concurrency (docs/ledger.md §10, docs/ledger.md §14) at the store level: 8 spawned processes write into shared and private
 conversations of one ledger; every call is recorded once and every chain stays contiguous and valid."""
 
 from __future__ import annotations

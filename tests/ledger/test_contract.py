@@ -1,4 +1,4 @@
-"""The Store contract (ledger.md §9, §14 "Contract suite"), on both backends."""
+"""The Store contract (docs/ledger.md §9, docs/ledger.md §14 "Contract suite"), on both backends."""
 
 from __future__ import annotations
 

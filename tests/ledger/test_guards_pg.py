@@ -1,4 +1,4 @@
-"""Append-only guarantees on PostgreSQL (ledger.md §7.2, §14): roles, ALWAYS triggers, the definer-rights probe,
+"""Append-only guarantees on PostgreSQL (docs/ledger.md §7.2, docs/ledger.md §14): roles, ALWAYS triggers, the definer-rights probe,
 tombstones."""
 
 from __future__ import annotations

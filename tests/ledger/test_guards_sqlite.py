@@ -1,4 +1,4 @@
-"""Append-only guarantees on SQLite (ledger.md §7.3, §14): triggers, cascade with tombstone, foreign keys, file mode."""
+"""Append-only guarantees on SQLite (docs/ledger.md §7.3, docs/ledger.md §14): triggers, cascade with tombstone, foreign keys, file mode."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Single-row writes computed against a remembered head (ledger.md §8.2, §10), on both backends.
+"""Single-row writes computed against a remembered head (docs/ledger.md §8.2, docs/ledger.md §10), on both backends.
 
 A store remembers the head each write left; its next single-row write in that conversation is computed against it
-and inserted only if the head is unchanged, else it takes the full §8.2 path. The rows must be exactly those the
+and inserted only if the head is unchanged, else it takes the full docs/ledger.md §8.2 path. The rows must be exactly those the
 full path writes, and a stale head (another store or process wrote meanwhile, or the conversation was deleted)
 must change nothing but the path taken. `write_prepared` is the full path: counting its calls shows which ran.
 """
@@ -25,7 +25,7 @@ from harness.text.redact import Redactor
 
 
 class FullPathCount:
-    """Counts the writes that went the full §8.2 way (probes, then inserts)."""
+    """Counts the writes that went the full docs/ledger.md §8.2 way (probes, then inserts)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0

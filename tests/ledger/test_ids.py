@@ -1,4 +1,4 @@
-"""Identifiers (ledger.md §3): UUIDv7 layout, the id grammars and normalize_id."""
+"""Identifiers (docs/ledger.md §3): UUIDv7 layout, the id grammars and normalize_id."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ledger benches run end to end with --quick and print one JSON report each (ledger.md §15)."""
+"""The ledger benches run end to end with --quick and print one JSON report each (docs/ledger.md §15)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Migrations and `harness ledger migrate` (ledger.md §7.4): checksums, versions, roles, and a PostgreSQL store
+"""Migrations and `harness ledger migrate` (docs/ledger.md §7.4): checksums, versions, roles, and a PostgreSQL store
 that never migrates by itself."""
 
 from __future__ import annotations

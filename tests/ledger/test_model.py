@@ -1,4 +1,4 @@
-"""The boundary conversion `prepare` (ledger.md §4-§5), tested without a database."""
+"""The boundary conversion `prepare` (docs/ledger.md §4-docs/ledger.md §5), tested without a database."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PostgreSQL write retries (ledger.md §8.2, §10): a writer that bypasses the lock, and a connection lost at COMMIT.
+"""PostgreSQL write retries (docs/ledger.md §8.2, docs/ledger.md §10): a writer that bypasses the lock, and a connection lost at COMMIT.
 
 The store's hasher runs after the probes and before the insert, which is exactly the window a racing writer or a
 dropped connection hits; a hasher that acts once in that window drives each path against a real server.

@@ -1,4 +1,4 @@
-"""The [ledger] settings (ledger.md §13): defaults, types, ranges and the password rule."""
+"""The [ledger] settings (docs/ledger.md §13): defaults, types, ranges and the password rule."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shape CHECKs (ledger.md §7.1, §14): raw SQL that bypasses the store is refused by the database itself.
+"""Shape CHECKs (docs/ledger.md §7.1, docs/ledger.md §14): raw SQL that bypasses the store is refused by the database itself.
 
 PostgreSQL rows are written as the app login (a member of the app role); SQLite rows through a raw connection.
 """

@@ -1,4 +1,4 @@
-"""SQLite specifics (ledger.md §7.3, §10): the writer lock and busy timeout, read-only files, threads, sync levels."""
+"""SQLite specifics (docs/ledger.md §7.3, docs/ledger.md §10): the writer lock and busy timeout, read-only files, threads, sync levels."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tamper evidence (ledger.md §8.3-§8.4, §14): each kind of tampering is reported where it happened, on both backends.
+"""Tamper evidence (docs/ledger.md §8.3-docs/ledger.md §8.4, docs/ledger.md §14): each kind of tampering is reported where it happened, on both backends.
 
 Guards are bypassed as in real tampering: triggers dropped through a raw SQLite connection, or disabled by a
 PostgreSQL superuser, then restored.

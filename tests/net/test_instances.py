@@ -1,4 +1,4 @@
-"""The GitHub and AUR instances of net.md's Instances table, against the loopback server."""
+"""The GitHub and AUR instances of docs/net.md's Instances table, against the loopback server."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rule-corpus loader: location order, pin, strict YAML, validation and cache (investigate.md §7, §7.1)."""
+"""The rule-corpus loader: location order, pin, strict YAML, validation and cache (docs/investigate.md §7, docs/investigate.md §7.1)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def _rule_yaml(
     )
 
 
-# --- the embedded default corpus (§7.1) ------------------------------------------------
+# --- the embedded default corpus (docs/investigate.md §7.1) ------------------------------------------------
 
 
 def test_embedded_file_is_pinned() -> None:

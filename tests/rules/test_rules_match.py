@@ -1,4 +1,4 @@
-"""Rule matching and the predicate map: the lookup_rules (§9.4) and search_events fold (§9.1) vectors."""
+"""Rule matching and the predicate map: the lookup_rules (docs/investigate.md §9.4) and search_events fold (docs/investigate.md §9.1) vectors."""
 
 from __future__ import annotations
 

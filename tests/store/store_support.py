@@ -1,4 +1,4 @@
-"""Shared helpers for the store tests: invariant checks (§3.1) and small builders."""
+"""Shared helpers for the store tests: invariant checks (docs/investigate.md §3.1) and small builders."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def git(git_dir: Path, *args: str, stdin: bytes | None = None, env: dict[str, st
     )
     return done.stdout.decode()
 
-# The four lines of investigate.md §11's `ev.jsonl`.
+# The four lines of docs/investigate.md §11's `ev.jsonl`.
 EV_LINES = [
     '{"ID":"evt-1","Source":"azure","EventType":"container_restart","Actor":"deploy-svc","Timestamp":"2026-04-10T02:05:00Z","Action":"restart","Target":"web-01","Metadata":{"maintenance_window":true,"window_id":"mw-7"}}',
     '{"id":"evt-2","source":"azure","event-type":"container_restart","actor":"deploy-svc","timestamp":"2026-04-10T04:10:00+02:00","action":"restart","target":"web-02","metadata":{"maintenance_window":true}}',
@@ -45,7 +45,7 @@ def event(record_id: str, **fields: Any) -> dict[str, Any]:
 
 
 def check_invariants(store: Store) -> None:
-    """Assert every §3.1 invariant of the store at HEAD and over its whole history."""
+    """Assert every docs/investigate.md §3.1 invariant of the store at HEAD and over its whole history."""
     handle = store.git()
     if handle is None:
         return

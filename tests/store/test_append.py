@@ -1,4 +1,4 @@
-"""Appending (investigate.md §3.1, §3.3): segments, duplicates, compare-and-swap, concurrent writers."""
+"""Appending (docs/investigate.md §3.1, docs/investigate.md §3.3): segments, duplicates, compare-and-swap, concurrent writers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Baselines (investigate.md §6): build rules, merge, append, and `--baseline` file loading."""
+"""Baselines (docs/investigate.md §6): build rules, merge, append, and `--baseline` file loading."""
 
 from __future__ import annotations
 

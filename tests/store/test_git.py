@@ -1,4 +1,4 @@
-"""The locked-down git layer (investigate.md §3.1, §3.2): hostile configuration and hooks have no effect."""
+"""The locked-down git layer (docs/investigate.md §3.1, docs/investigate.md §3.2): hostile configuration and hooks have no effect."""
 
 from __future__ import annotations
 

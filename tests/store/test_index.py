@@ -1,4 +1,4 @@
-"""The read index (investigate.md §4): catch-up, rebuilds, corruption, fallback; always equal to a replay."""
+"""The read index (docs/investigate.md §4): catch-up, rebuilds, corruption, fallback; always equal to a replay."""
 
 from __future__ import annotations
 

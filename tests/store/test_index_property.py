@@ -1,4 +1,4 @@
-"""The §4 contract as a property: every answer through the index equals the replay oracle's, byte for byte,
+"""The docs/investigate.md §4 contract as a property: every answer through the index equals the replay oracle's, byte for byte,
 while batches are appended and the index is deleted or corrupted between steps."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ingestion (investigate.md §5, §11 checks 1-2): formats, refusals with locations, duplicates, all-or-nothing."""
+"""Ingestion (docs/investigate.md §5, docs/investigate.md §11 checks 1-2): formats, refusals with locations, duplicates, all-or-nothing."""
 
 from __future__ import annotations
 

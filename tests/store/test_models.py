@@ -1,4 +1,4 @@
-"""Record decoding and canonical encoding (investigate.md §2, §5 "Decoding")."""
+"""Record decoding and canonical encoding (docs/investigate.md §2, docs/investigate.md §5 "Decoding")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading committed blobs (investigate.md §3.4): anything unexpected is `store corrupt: ...`."""
+"""Reading committed blobs (docs/investigate.md §3.4): anything unexpected is `store corrupt: ...`."""
 
 from __future__ import annotations
 

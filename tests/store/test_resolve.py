@@ -1,4 +1,4 @@
-"""Id resolution (investigate.md §8), through the index and through the replay oracle."""
+"""Id resolution (docs/investigate.md §8), through the index and through the replay oracle."""
 
 from __future__ import annotations
 

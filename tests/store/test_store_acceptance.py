@@ -1,4 +1,4 @@
-"""investigate.md §11 checks 1-3 and 12 at the store level: ingest, baseline build, and byte-identical
+"""docs/investigate.md §11 checks 1-3 and 12 at the store level: ingest, baseline build, and byte-identical
 reads after the index is deleted."""
 
 from __future__ import annotations

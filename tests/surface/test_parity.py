@@ -1,4 +1,4 @@
-"""Parity of the two front doors (surface.md "Parity"): same tools, same flags, same bytes."""
+"""Parity of the two front doors (docs/surface.md "Parity"): same tools, same flags, same bytes."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Seeded rule fixtures (ledger.md §6.7): a fixed prefix plus a random body over the rule's alphabet.
+"""Seeded rule fixtures (docs/ledger.md §6.7): a fixed prefix plus a random body over the rule's alphabet.
 
 No realistic secret literal is committed: every secret is assembled at test time. Each fixture gives
 positives in at least three syntaxes, the truncation base, and near-miss negatives. A positive names a
-different `winner` only where the merge rules (§6.3) let a broader rule of the same class with a lower
+different `winner` only where the merge rules (docs/ledger.md §6.3) let a broader rule of the same class with a lower
 number win a span of equal length; the rule itself must still find the value on its own.
 """
 

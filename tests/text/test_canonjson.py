@@ -1,4 +1,4 @@
-"""Canonical JSON and the strict reader (investigate.md §0 and §5, triage.md §2 "Strict reading")."""
+"""Canonical JSON and the strict reader (docs/investigate.md §0 and docs/investigate.md §5, docs/triage.md §2 "Strict reading")."""
 
 from __future__ import annotations
 

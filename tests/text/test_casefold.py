@@ -1,4 +1,4 @@
-"""Key normalization, record-key rewriting and payload lookup (investigate.md §1.1)."""
+"""Key normalization, record-key rewriting and payload lookup (docs/investigate.md §1.1)."""
 
 from __future__ import annotations
 

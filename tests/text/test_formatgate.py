@@ -1,4 +1,4 @@
-"""The format gate (triage.md §3): modes, the `--` rule, messages, paths, check_tree and cell()."""
+"""The format gate (docs/triage.md §3): modes, the `--` rule, messages, paths, check_tree and cell()."""
 
 from __future__ import annotations
 
@@ -248,7 +248,7 @@ ALLOWED = {
 
 
 def reference_violation(text: str, mode: str) -> int | None:
-    """A slow, obviously correct statement of §3 rules (1) and (2)."""
+    """A slow, obviously correct statement of docs/triage.md §3 rules (1) and (2)."""
     for i, ch in enumerate(text):
         if ch not in ALLOWED[mode]:
             return i

@@ -1,4 +1,4 @@
-"""The redactor's public API: known secret values (§6.4), the pipeline (§6.2), log lines, JSON trees."""
+"""The redactor's public API: known secret values (docs/ledger.md §6.4), the pipeline (docs/ledger.md §6.2), log lines, JSON trees."""
 
 from __future__ import annotations
 

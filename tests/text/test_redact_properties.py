@@ -1,4 +1,4 @@
-"""Hypothesis properties of the redactor (ledger.md §6.2, §14): idempotence, the cap bound, clean text."""
+"""Hypothesis properties of the redactor (docs/ledger.md §6.2, docs/ledger.md §14): idempotence, the cap bound, clean text."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every catalogue rule against its fixtures (ledger.md §6.7): positives, truncations, near misses."""
+"""Every catalogue rule against its fixtures (docs/ledger.md §6.7): positives, truncations, near misses."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RFC3339 timestamps as integer microseconds (investigate.md §1.3)."""
+"""RFC3339 timestamps as integer microseconds (docs/investigate.md §1.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sanitizing agent-visible text (investigate.md §1.2)."""
+"""Sanitizing agent-visible text (docs/investigate.md §1.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Scalar rendering for EventView metadata (investigate.md §1.4)."""
+"""Scalar rendering for EventView metadata (docs/investigate.md §1.4)."""
 
 from __future__ import annotations
 

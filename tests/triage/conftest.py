@@ -1,4 +1,4 @@
-"""Fixtures for the triage tests: the fake AUR of §16.1, its workspace, and fp_agent_verify through both doors."""
+"""Fixtures for the triage tests: the fake AUR of docs/triage.md §16.1, its workspace, and fp_agent_verify through both doors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fake AUR of triage.md §16.1 on the loopback HTTPS server, and the package fixtures built at test time.
+"""The fake AUR of docs/triage.md §16.1 on the loopback HTTPS server, and the package fixtures built at test time.
 
 It serves `/rpc/v5/info?arg[]=<name>` from `rpc/<name>.json` (else the empty multiinfo reply) and
 `/cgit/aur.git/plain/<file>?h=<base>&id=<commit>` from `plain/<base>/<commit>/<file>` (else 404), accepting a
@@ -90,7 +90,7 @@ class FakeAur:
         return self.server.ca_file
 
     def configure(self, **aur: Any) -> None:
-        """Write the workspace's `[aur]` section: §16.1's values, overridden by `aur`."""
+        """Write the workspace's `[aur]` section: docs/triage.md §16.1's values, overridden by `aur`."""
         values: dict[str, Any] = {
             "base_url": self.base_url,
             "ca_file": "aur-ca.pem",
@@ -170,7 +170,7 @@ def plain_target(base: str, commit: str, file: str) -> str:
 
 
 def demo_pkgbuild(pkgver: str, install: str = "tiny-demo.install") -> bytes:
-    """The tiny-demo-bin PKGBUILD of §16.1 (line 7 is `install=...`, line 8 `package() {...}`)."""
+    """The tiny-demo-bin PKGBUILD of docs/triage.md §16.1 (line 7 is `install=...`, line 8 `package() {...}`)."""
     return (
         "pkgname=tiny-demo-bin\n"
         f"pkgver={pkgver}\n"
@@ -184,7 +184,7 @@ def demo_pkgbuild(pkgver: str, install: str = "tiny-demo.install") -> bytes:
 
 
 def demo_srcinfo(pkgver: str, install: str = "tiny-demo.install") -> bytes:
-    """The tab-indented tiny-demo-bin .SRCINFO of §16.1."""
+    """The tab-indented tiny-demo-bin .SRCINFO of docs/triage.md §16.1."""
     return (
         "pkgbase = tiny-demo-bin\n"
         f"\tpkgver = {pkgver}\n"
@@ -228,7 +228,7 @@ DEMO_TARGETS = [
     plain_target("tiny-demo-bin", B2, "tiny-demo.install"),
     plain_target("tiny-demo-bin", A1, "tiny-demo.install"),
 ]
-"""The seven requests of V0, in order (§9 vector)."""
+"""The seven requests of V0, in order (docs/triage.md §9 vector)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,7 +240,7 @@ EXTRA_URL = "https://cdn.example.net/fetch/extra-2.0.1.zip"
 
 
 def fetch_pkgbuild(pkgver: str, variant: str = "base", local_url: str = "") -> bytes:
-    """The tiny-fetch PKGBUILD of §16.1 (line 6 is `build() {...}`)."""
+    """The tiny-fetch PKGBUILD of docs/triage.md §16.1 (line 6 is `build() {...}`)."""
     dl = "https://downloads.example.org/fetch"
     source = f'source=("data.zip::{local_url}")' if local_url else 'source=("data-$pkgver.zip::$_dl/data-$pkgver.zip")'
     fetch = f'curl -fsSL "{local_url}" -o data.zip' if local_url else 'curl -fsSL "$_dl/data-$pkgver.zip" -o data.zip'

@@ -1,4 +1,4 @@
-"""fp_agent_alert (triage.md §10, §12, A21) on real fp_agent_verify results, through the CLI and MCP."""
+"""fp_agent_alert (docs/triage.md §10, docs/triage.md §12, A21) on real fp_agent_verify results, through the CLI and MCP."""
 
 from __future__ import annotations
 

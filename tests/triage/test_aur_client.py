@@ -1,4 +1,4 @@
-"""The read-only AUR client (triage.md §5) against the fake AUR: URL forms, transport rules, outcomes."""
+"""The read-only AUR client (docs/triage.md §5) against the fake AUR: URL forms, transport rules, outcomes."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def sleeps() -> SleepRecorder:
 
 @pytest.fixture
 def make_aur(fake_aur: FakeAur, sleeps: SleepRecorder) -> Iterator[MakeAur]:
-    """AUR clients for the fake AUR with §16.1's values, small timeouts, no jitter and no real sleeping."""
+    """AUR clients for the fake AUR with docs/triage.md §16.1's values, small timeouts, no jitter and no real sleeping."""
     clients: list[AurClient] = []
 
     def build(**overrides: Any) -> AurClient:
@@ -173,7 +173,7 @@ def test_a_unique_commit_prefix_is_served_and_an_unknown_one_is_missing(fake_aur
 
 
 # ---------------------------------------------------------------------------------------------
-# RPC outcomes (the fake-AUR table of §5)
+# RPC outcomes (the fake-AUR table of docs/triage.md §5)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Deterministic checks (triage.md §7) against the fake AUR: routing, snapshot, phantom install, URL in source."""
+"""Deterministic checks (docs/triage.md §7) against the fake AUR: routing, snapshot, phantom install, URL in source."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_routing_first_match_wins(rule_id: str, file: str, expected: str) -> Non
 
 
 # ---------------------------------------------------------------------------------------------
-# The §7 table
+# The docs/triage.md §7 table
 
 
 def test_identical_scriptlet_passes(fake_aur: FakeAur, client: AurClient) -> None:

@@ -1,4 +1,4 @@
-"""The text half of the code-fix gate (triage.md §11.5 steps 1 to 3) and its diff vectors."""
+"""The text half of the code-fix gate (docs/triage.md §11.5 steps 1 to 3) and its diff vectors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""fp_agent_verify (triage.md §9, §16.2 A1 to A15) through the CLI and the in-memory MCP client, and verify()."""
+"""fp_agent_verify (docs/triage.md §9, docs/triage.md §16.2 A1 to A15) through the CLI and the in-memory MCP client, and verify()."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def demo(fake_aur: FakeAur) -> FakeAur:
 
 
 # ---------------------------------------------------------------------------------------------
-# A1: the §9 vector
+# A1: the docs/triage.md §9 vector
 
 
 def test_a1_v0_is_verified_with_exactly_the_seven_requests(demo: FakeAur, door: Door) -> None:
@@ -612,7 +612,7 @@ def test_an_unusable_aur_section_fails_closed(
 
 
 # ---------------------------------------------------------------------------------------------
-# Invalid input: the §4 order, gate messages first
+# Invalid input: the docs/triage.md §4 order, gate messages first
 
 
 def test_gate_messages_come_before_model_errors(fake_aur: FakeAur, door: Door) -> None:

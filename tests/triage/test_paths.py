@@ -1,4 +1,4 @@
-"""The watcher path rules of triage.md §11.4, shared by the code-fix gate and repo_file."""
+"""The watcher path rules of docs/triage.md §11.4, shared by the code-fix gate and repo_file."""
 
 from __future__ import annotations
 

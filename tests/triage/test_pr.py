@@ -1,4 +1,4 @@
-"""fp_agent_pr (triage.md §10, §11, A16-A21) on real fp_agent_verify results, through the CLI and MCP."""
+"""fp_agent_pr (docs/triage.md §10, docs/triage.md §11, A16-A21) on real fp_agent_verify results, through the CLI and MCP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""repo_file (triage.md §13 and its table, A22) against a real watcher checkout, through the CLI and MCP."""
+"""repo_file (docs/triage.md §13 and its table, A22) against a real watcher checkout, through the CLI and MCP."""
 
 from __future__ import annotations
 

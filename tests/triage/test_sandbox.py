@@ -1,4 +1,4 @@
-"""The code-fix sandbox (triage.md §11.5 steps 4-5, §11.6) against a real watcher checkout and real git."""
+"""The code-fix sandbox (docs/triage.md §11.5 steps 4-5, docs/triage.md §11.6) against a real watcher checkout and real git."""
 
 from __future__ import annotations
 

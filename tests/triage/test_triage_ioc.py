@@ -1,4 +1,4 @@
-"""Indicator normalization, refusal, pattern safety and duplicates (triage.md §8)."""
+"""Indicator normalization, refusal, pattern safety and duplicates (docs/triage.md §8)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def refused(indicator_type: str, value: str) -> str:
     return str(info.value)
 
 
-# The §8 vector table.
+# The docs/triage.md §8 vector table.
 
 
 def test_hash_is_lowercased() -> None:

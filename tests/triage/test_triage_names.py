@@ -1,4 +1,4 @@
-"""The shared name patterns of triage.md §2."""
+"""The shared name patterns of docs/triage.md §2."""
 
 from __future__ import annotations
 

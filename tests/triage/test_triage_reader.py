@@ -1,4 +1,4 @@
-"""Strict reading of object inputs (triage.md §2): size caps, files, UTF-8, duplicates, constants, depth."""
+"""Strict reading of object inputs (docs/triage.md §2): size caps, files, UTF-8, duplicates, constants, depth."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Verdict schema v1 (triage.md §4): the V0 vector and change table, gate modes, model and cross-field rules."""
+"""Verdict schema v1 (docs/triage.md §4): the V0 vector and change table, gate modes, model and cross-field rules."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_v0_digest_is_of_the_document_as_submitted() -> None:
     assert validate_verdict(doc).sha256 != V0_SHA256
 
 
-# The V0 change table of §4, row by row.
+# The V0 change table of docs/triage.md §4, row by row.
 
 
 @pytest.mark.parametrize(("value", "shown"), [(True, "true"), ("1", '"1"'), (1.0, "1.0"), (2, "2"), (None, "null")])
@@ -569,7 +569,7 @@ def test_code_fixes_at_their_limits() -> None:
 
 
 def test_code_fix_paths_are_not_path_gated_here() -> None:
-    # The full path and diff gate belongs to fp_agent_pr (§11.5), so a bad fix never blocks a suppression.
+    # The full path and diff gate belongs to fp_agent_pr (docs/triage.md §11.5), so a bad fix never blocks a suppression.
     fixes = [{"path": "../etc/passwd", "diff": "not a diff"}]
     assert validate_verdict(changed(lambda d: d.update(code_fixes=fixes)))
 

@@ -1,4 +1,4 @@
-"""Shared verdict samples for the triage tests: the spec's reference verdict V0 (triage.md §4)."""
+"""Shared verdict samples for the triage tests: the spec's reference verdict V0 (docs/triage.md §4)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def v0() -> dict[str, Any]:
 
 
 def tp_sample() -> dict[str, Any]:
-    """The `tiny-typo` TP of triage.md §16.1."""
+    """The `tiny-typo` TP of docs/triage.md §16.1."""
     change = {
         "kind": "ioc",
         "confidence": "confirmed",

@@ -1,4 +1,4 @@
-"""A watcher checkout for the render tests (triage.md §16.1): a real git repository built at test time."""
+"""A watcher checkout for the render tests (docs/triage.md §16.1): a real git repository built at test time."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Deterministic checks of an FP verdict against the AUR (triage.md §7): routing, snapshot, two checks.
+"""Deterministic checks of an FP verdict against the AUR (docs/triage.md §7): routing, snapshot, two checks.
 
-Each check returns a `CheckOutcome` whose evidence has every key of §9 (null where not reached).
+Each check returns a `CheckOutcome` whose evidence has every key of docs/triage.md §9 (null where not reached).
 Package content is only parsed and hashed: no URL found in it is requested, nothing in it runs.
 """
 
@@ -99,7 +99,7 @@ def sha256_hex(data: bytes) -> str:
 
 
 def route(rule_id: str, file: str) -> Route:
-    """The check an evidence item goes to, first match wins (§7 routing)."""
+    """The check an evidence item goes to, first match wins (docs/triage.md §7 routing)."""
     if file.endswith(".install") or rule_id in PHANTOM_RULES:
         return "check_phantom_install"
     if rule_id in URL_RULES:

@@ -1,4 +1,4 @@
-"""The read-only AUR client (triage.md §5): RPC info and cgit plain files, classified into fixed outcomes.
+"""The read-only AUR client (docs/triage.md §5): RPC info and cgit plain files, classified into fixed outcomes.
 
 URLs are built only from validated parts; no method takes a URL. One `AurSession` serves one verify
 call: it memoizes each URL once and shares one time budget, then is discarded (no caching across calls).
@@ -59,7 +59,7 @@ class Missing:
 
 @dataclass(frozen=True)
 class Failed:
-    """No usable answer; `reason` comes from the fixed vocabulary of §5, never from server text."""
+    """No usable answer; `reason` comes from the fixed vocabulary of docs/triage.md §5, never from server text."""
 
     reason: str
 

@@ -1,4 +1,4 @@
-"""The AUR-level name patterns of triage.md §2: package names, commits, versions and scriptlet names."""
+"""The AUR-level name patterns of docs/triage.md §2: package names, commits, versions and scriptlet names."""
 
 from __future__ import annotations
 

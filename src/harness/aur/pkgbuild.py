@@ -1,4 +1,4 @@
-"""The conservative PKGBUILD prologue scanner (triage.md §6): resolved scalars and source elements.
+"""The conservative PKGBUILD prologue scanner (docs/triage.md §6): resolved scalars and source elements.
 
 Nothing is executed. What the scanner cannot resolve is left out, so the declared set only
 shrinks; constructs it cannot follow (heredocs, unterminated quotes) end the scan. Every loop

@@ -1,4 +1,4 @@
-""".SRCINFO parsing (triage.md §6): pkgbase, pkgnames, version, install and source values."""
+""".SRCINFO parsing (docs/triage.md §6): pkgbase, pkgnames, version, install and source values."""
 
 from __future__ import annotations
 

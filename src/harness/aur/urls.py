@@ -1,4 +1,4 @@
-"""URL normalization N(u), routable hosts without DNS, and source elements to URLs (triage.md §6)."""
+"""URL normalization N(u), routable hosts without DNS, and source elements to URLs (docs/triage.md §6)."""
 
 from __future__ import annotations
 

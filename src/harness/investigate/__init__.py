@@ -1,1 +1,1 @@
-"""The Investigation operations (specs/investigate.md §9): read tools over the store, the rules and GitHub."""
+"""The Investigation operations (docs/investigate.md §9): read tools over the store, the rules and GitHub."""

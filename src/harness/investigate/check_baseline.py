@@ -1,4 +1,4 @@
-"""check_baseline (investigate.md §9.3): what the baseline knows about one entity, matched ignoring case."""
+"""check_baseline (docs/investigate.md §9.3): what the baseline knows about one entity, matched ignoring case."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def _later(a: str, b: str) -> str:
 class EntityIndex:
     """A baseline's entries grouped by lower-cased entity, so a call costs its matches, not the baseline's size.
 
-    Keys are `str.lower()` of the entity each entry belongs to, which is exactly ci-equality (§0).
+    Keys are `str.lower()` of the entity each entry belongs to, which is exactly ci-equality (docs/investigate.md §0).
     """
 
     def __init__(self, found: Baseline) -> None:
@@ -191,7 +191,7 @@ def _empty(args: Input, notes: str) -> Output:
 
 
 def check(index: EntityIndex, args: Input) -> Output:
-    """The §9.3 answer for one entity over one baseline (pure)."""
+    """The docs/investigate.md §9.3 answer for one entity over one baseline (pure)."""
     entity, lowered = args.entity, args.entity.lower()
     notes: list[str] = []
     has_profile, last_seen, geos = index.profile(entity)
@@ -225,7 +225,7 @@ def check(index: EntityIndex, args: Input) -> Output:
 
 
 def handle(args: Input, ctx: Context) -> Output:
-    """Answer from the baseline the context selects (§6.3)."""
+    """Answer from the baseline the context selects (docs/investigate.md §6.3)."""
     found = baseline(ctx)
     if found is None:
         return _empty(args, NOTE_NO_BASELINE)

@@ -1,4 +1,4 @@
-"""get_raw_event (investigate.md §9.5): one event's whole payload, cleaned of hidden characters, redacted, capped."""
+"""get_raw_event (docs/investigate.md §9.5): one event's whole payload, cleaned of hidden characters, redacted, capped."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def clean_payload(payload: Any, redactor: Redactor) -> tuple[Any, list[str], boo
 
 
 def answer(args: Input, view: StoreView, redactor: Redactor) -> Output:
-    """The §9.5 result over one store view."""
+    """The docs/investigate.md §9.5 result over one store view."""
     resolved = view.resolve("events", args.id)
     record = view.get("events", resolved[0]) if resolved else None
     if record is None:

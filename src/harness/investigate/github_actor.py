@@ -1,4 +1,4 @@
-"""github_actor (investigate.md §9.6): a live, read-only look at one GitHub account and its recent public activity."""
+"""github_actor (docs/investigate.md §9.6): a live, read-only look at one GitHub account and its recent public activity."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ def _fetch_profile(client: GuardedClient, path: str) -> Response:
 
 
 def refusal_message(url: str) -> str:
-    """The §9.6 message for a request URL outside the configured GitHub API host."""
+    """The docs/investigate.md §9.6 message for a request URL outside the configured GitHub API host."""
     parts = urlsplit(url)
     return f"refusing request to {parts.scheme}://{parts.netloc}: not the configured GitHub API host"
 

@@ -1,4 +1,4 @@
-"""lookup_rules (investigate.md §9.4): the operator rules matching a finding family and asserted predicates."""
+"""lookup_rules (docs/investigate.md §9.4): the operator rules matching a finding family and asserted predicates."""
 
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ def _check_selection(args: Input) -> None:
 
 
 def handle(args: Input, ctx: Context) -> Output:
-    """Select rules by id, by family and predicates (§7), or both: the named rules that also match."""
+    """Select rules by id, by family and predicates (docs/investigate.md §7), or both: the named rules that also match."""
     _check_selection(args)
     flat = {name: getattr(args, name) for name in FLAT_PREDICATES}
     predicates = rulefold.predicates(args.finding_metadata, flat)

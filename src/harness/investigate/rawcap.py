@@ -1,4 +1,4 @@
-"""The get_raw_event payload cap (investigate.md §9.5 step 4): staged, visible truncation to a byte budget.
+"""The get_raw_event payload cap (docs/investigate.md §9.5 step 4): staged, visible truncation to a byte budget.
 
 Pure. Every leaf is measured once; container sizes are sums of their parts, and each stage updates the running
 total by the bytes it removed, so the payload is never re-serialized to learn whether it fits.
@@ -201,7 +201,7 @@ def _member_run(members: dict[str, tuple[Any, int]], budget: int) -> tuple[dict[
 
 
 def cap_payload(payload: Any, budget: int = MAX_PAYLOAD_BYTES) -> Capped:
-    """Fit `payload` in `budget` bytes of canonical JSON through the four stages of §9.5 step 4."""
+    """Fit `payload` in `budget` bytes of canonical JSON through the four stages of docs/investigate.md §9.5 step 4."""
     measure = _Measure(payload)
     if measure.total <= budget:
         return Capped(payload, (), measure.total)

@@ -1,4 +1,4 @@
-"""The rule corpus and predicate map as the investigate operations see them (investigate.md §7).
+"""The rule corpus and predicate map as the investigate operations see them (docs/investigate.md §7).
 
 lookup_rules and the search_events fold share this module, so both select the same corpus, build the same
 predicate map and return the same Rule shape; each decides what a corpus error means to it (an
@@ -29,7 +29,7 @@ def _check_entries(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
-# The `finding_metadata` input of search_events and lookup_rules (investigate.md §9.1): string values only,
+# The `finding_metadata` input of search_events and lookup_rules (docs/investigate.md §9.1): string values only,
 # so `true` is refused rather than coerced to "true".
 FindingMetadata = Annotated[
     dict[BoundedStr(MAX_METADATA_KEY_BYTES), BoundedStr(MAX_METADATA_VALUE_BYTES)],
@@ -49,7 +49,7 @@ class AppliesTo(BaseModel):
 
 
 class RuleView(BaseModel):
-    """One operator rule (investigate.md §2 Rule)."""
+    """One operator rule (docs/investigate.md §2 Rule)."""
 
     id: str = Field(description="Rule id, e.g. R-001.")
     applies_to: AppliesTo = Field(description="The family and predicates the rule needs.")

@@ -1,4 +1,4 @@
-"""search_events (investigate.md §9.1): stored events by actor, source, type, target, ip, ids and a time window,
+"""search_events (docs/investigate.md §9.1): stored events by actor, source, type, target, ip, ids and a time window,
 oldest first (docs/decisions.md, "Result order"), with the operator rules of a finding family folded in."""
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ Effective = Literal["none", "applied", "dropped"]
 
 
 def check_since(value: str) -> str:
-    """Refuse a non-empty `since` that is not a bound (§1.3); the value is kept as given."""
+    """Refuse a non-empty `since` that is not a bound (docs/investigate.md §1.3); the value is kept as given."""
     if value:
         parse_bound(value, "since")
     return value
 
 
 def check_until(value: str) -> str:
-    """Refuse a non-empty `until` that is not a bound (§1.3); the value is kept as given."""
+    """Refuse a non-empty `until` that is not a bound (docs/investigate.md §1.3); the value is kept as given."""
     if value:
         parse_bound(value, "until")
     return value
@@ -186,7 +186,7 @@ empty and says so in notes.
 
 
 def answer(args: Input, view: StoreView, ctx: Context) -> Output:
-    """The §9.1 result over one store view; `ctx` supplies only the rule corpus."""
+    """The docs/investigate.md §9.1 result over one store view; `ctx` supplies only the rule corpus."""
     notes: list[str] = []
     predicates = rulefold.predicates(args.finding_metadata, {})
     ids = view.resolve_filter("events", args.ids)

@@ -1,4 +1,4 @@
-"""search_findings (investigate.md §9.2): stored findings by actor, source, type, ids and a lower time bound, oldest
+"""search_findings (docs/investigate.md §9.2): stored findings by actor, source, type, ids and a lower time bound, oldest
 first (docs/decisions.md, "Result order")."""
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ be read.
 
 
 def answer(args: Input, view: StoreView) -> Output:
-    """The §9.2 result over one store view."""
+    """The docs/investigate.md §9.2 result over one store view."""
     ids = view.resolve_filter("findings", args.ids)
     since = parse_bound(args.since, "since") if args.since else None
     flt = RecordFilter(actor=args.actor, source=args.source, type=args.type, ids=ids, since=since)

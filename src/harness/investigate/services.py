@@ -9,7 +9,7 @@ from harness.store import Baseline, Store, load_baseline_file
 
 
 def github(ctx: Context) -> GuardedClient:
-    """The GitHub instance of the guarded client (net.md), from `[github] api_url`, `ca_file` and GITHUB_TOKEN."""
+    """The GitHub instance of the guarded client (docs/net.md), from `[github] api_url`, `ca_file` and GITHUB_TOKEN."""
     return ctx.service("github", lambda: _build_github(ctx))
 
 
@@ -35,7 +35,7 @@ def store(ctx: Context) -> Store:
 
 
 def baseline(ctx: Context) -> Baseline | None:
-    """The baseline the tools read (investigate.md §6.3): `--baseline FILE`, else the last stored record, else None.
+    """The baseline the tools read (docs/investigate.md §6.3): `--baseline FILE`, else the last stored record, else None.
 
     Parsed baselines are cached by the store (per record) and by load_baseline_file (per path, size and mtime).
     """

@@ -1,4 +1,4 @@
-"""What the search operations show of stored records (investigate.md §2, §9.2): pure renderers, no I/O."""
+"""What the search operations show of stored records (docs/investigate.md §2, docs/investigate.md §9.2): pure renderers, no I/O."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The hash chain, version 1 (ledger.md §8.1): a typed, length-prefixed encoding of a row's 25 fields, hashed."""
+"""The hash chain, version 1 (docs/ledger.md §8.1): a typed, length-prefixed encoding of a row's 25 fields, hashed."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def _uuid(value: uuid.UUID) -> bytes:
 
 
 def _json(value: str) -> bytes:
-    # The caller passes canonical JSON text (ledger.md §5), never a parsed object.
+    # The caller passes canonical JSON text (docs/ledger.md §5), never a parsed object.
     data = value.encode("utf-8")
     return _TAGGED_LEN(0x07, len(data)) + data
 

@@ -1,4 +1,4 @@
-"""The logic of `harness ledger list|show|verify|head|keygen|export|tail|migrate` (ledger.md §12): JSON-ready results.
+"""The logic of `harness ledger list|show|verify|head|keygen|export|tail|migrate` (docs/ledger.md §12): JSON-ready results.
 
 cli.py parses flags, opens the store (reading commands with `create=False`) and prints; these functions
 validate option values (raising InvalidInput or NotFound), read one snapshot and build the document.
@@ -218,7 +218,7 @@ def verify_ledger(
     sidecars: bool = False,
     workspace: Path | None = None,
 ) -> dict[str, Any]:
-    """`ledger verify`: the §8.3 report; the CLI exits VERIFY_PROBLEMS_EXIT when `ok` is false. With `pubkey` the
+    """`ledger verify`: the docs/ledger.md §8.3 report; the CLI exits VERIFY_PROBLEMS_EXIT when `ok` is false. With `pubkey` the
     heads file must carry a valid signature by that key, checked before anything else."""
     for cid in conversations:
         _check_id("conversation", cid)
@@ -299,7 +299,7 @@ def head(
     output: Path | None = None,
     sign: Path | None = None,
 ) -> dict[str, Any]:
-    """`ledger head`: the §8.4 heads document, signed with the key file `sign` when given, also written (0600)
+    """`ledger head`: the docs/ledger.md §8.4 heads document, signed with the key file `sign` when given, also written (0600)
     to `output` when given."""
     _check_id("conversation", conversation)
     private_key = None if sign is None else signing.load_private_key(sign)
@@ -416,7 +416,7 @@ def migrate(
     grant_app_to: Sequence[str] = (),
     dry_run: bool = False,
 ) -> dict[str, Any]:
-    """`ledger migrate` (§7.4) for a SQLite path or a PostgreSQL DSN."""
+    """`ledger migrate` (docs/ledger.md §7.4) for a SQLite path or a PostgreSQL DSN."""
     if isinstance(target, str) and is_postgres_target(target):
         try:
             report = migrate_postgres(

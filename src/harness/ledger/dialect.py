@@ -72,7 +72,7 @@ class Dialect:
         """The INSERT parameters of a row, in ROW_COLUMNS order."""
         ts = self.ts_to_db
         at = ts(row.ts)
-        # A row's ts is usually its started_at or ended_at itself (§4 defaults): convert it once.
+        # A row's ts is usually its started_at or ended_at itself (docs/ledger.md §4 defaults): convert it once.
         started = row.started_at
         ended = row.ended_at
         return (

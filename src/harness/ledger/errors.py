@@ -1,4 +1,4 @@
-"""Ledger errors (ledger.md §9); the dispatcher maps every LedgerError to `ledger_unavailable`."""
+"""Ledger errors (docs/ledger.md §9); the dispatcher maps every LedgerError to `ledger_unavailable`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ class LedgerUnavailable(LedgerError):
 
 
 class LedgerValueError(LedgerError, ValueError):
-    """An event that breaks the boundary rules of ledger.md §5; nothing is repaired."""
+    """An event that breaks the boundary rules of docs/ledger.md §5; nothing is repaired."""
 
 
 class LedgerIntegrityError(LedgerError):

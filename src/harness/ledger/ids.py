@@ -1,4 +1,4 @@
-"""Ledger identifiers (ledger.md §3): the id grammars, UUIDv7 row ids and id normalization."""
+"""Ledger identifiers (docs/ledger.md §3): the id grammars, UUIDv7 row ids and id normalization."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ledger events and rows, and the boundary conversion `prepare` (ledger.md §4-§5): pure, no database."""
+"""Ledger events and rows, and the boundary conversion `prepare` (docs/ledger.md §4-docs/ledger.md §5): pure, no database."""
 
 from __future__ import annotations
 
@@ -299,7 +299,7 @@ def prepare_meta(
     key_is_clean: Callable[[str], bool] | None = None,
     cache: MutableMapping[str, str] | None = None,
 ) -> str | None:
-    """Validate meta (§5), redact and cap every string leaf, and return its canonical JSON (None when empty).
+    """Validate meta (docs/ledger.md §5), redact and cap every string leaf, and return its canonical JSON (None when empty).
 
     `key_is_clean(key)` says whether redaction leaves a key unchanged; a caller may pass a memoized one.
     `cache` maps the canonical JSON of an accepted meta to its stored text: a store's rows repeat a few metas,
@@ -386,7 +386,7 @@ def prepare(
     key_is_clean: Callable[[str], bool] | None = None,
     meta_cache: MutableMapping[str, str] | None = None,
 ) -> PreparedRow:
-    """The only path from caller text to a table (§5): validate, cap, redact, default timestamps.
+    """The only path from caller text to a table (docs/ledger.md §5): validate, cap, redact, default timestamps.
 
     Raises LedgerValueError for an invalid event; nothing is repaired.
     """

@@ -1,4 +1,4 @@
-"""The PostgreSQL backend (ledger.md §7.2, §7.4, §10): pooled connections, advisory-lock writes, owner/app roles."""
+"""The PostgreSQL backend (docs/ledger.md §7.2, docs/ledger.md §7.4, docs/ledger.md §10): pooled connections, advisory-lock writes, owner/app roles."""
 
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def connection_kwargs(settings: LedgerSettings) -> dict[str, Any]:
     options = (
         f"-c statement_timeout={settings.statement_timeout_ms} -c lock_timeout={settings.lock_timeout_ms}"
         " -c idle_in_transaction_session_timeout=30000 -c TimeZone=UTC"
-        # Implicit transactions (§10, the one-round-trip write) rely on this default; it overrides role settings.
+        # Implicit transactions (docs/ledger.md §10, the one-round-trip write) rely on this default; it overrides role settings.
         " -c default_transaction_isolation=read\\ committed"
     )
     return {
@@ -290,10 +290,10 @@ class PostgresStore(SqlStore):
             return result
 
     def _give_up(self, exc: Exception, *, last: bool) -> None:
-        """Raise the error a failed write attempt maps to, unless §10 allows another try."""
+        """Raise the error a failed write attempt maps to, unless docs/ledger.md §10 allows another try."""
         redact = self._redactor.redact
         if isinstance(exc, _ConnectionLost):
-            # The row-id rule of §8.2 recognizes a commit that had in fact succeeded.
+            # The row-id rule of docs/ledger.md §8.2 recognizes a commit that had in fact succeeded.
             if last:
                 raise LedgerUnavailable(f"PostgreSQL ledger unavailable: {redact(str(exc))}") from exc
         elif isinstance(exc, psycopg.errors.UniqueViolation):

@@ -1,4 +1,4 @@
-"""Dispatcher recording (ledger.md §11): the start and end rows of every call, and result sidecars.
+"""Dispatcher recording (docs/ledger.md §11): the start and end rows of every call, and result sidecars.
 
 The dispatcher's types (CallRecord, Outcome) are read through the structural views below, so the ledger
 package never imports the layers above it.
@@ -96,7 +96,7 @@ class OutcomeView(Protocol):
 
 @dataclasses.dataclass(frozen=True)
 class CallIdentity:
-    """The stored identifiers of one call (§3) and its start-row meta (§11.2)."""
+    """The stored identifiers of one call (docs/ledger.md §3) and its start-row meta (docs/ledger.md §11.2)."""
 
     conversation_id: str
     request_id: str
@@ -124,7 +124,7 @@ def identify(record: RecordView, redactor: Redactor) -> CallIdentity:
     meta: dict[str, Any] = {
         "surface": call.surface,
         "harness_version": __version__,
-        # A transport session id is stored only as its digest (§3), so it counts as hashed too.
+        # A transport session id is stored only as its digest (docs/ledger.md §3), so it counts as hashed too.
         "conversation_source": source + "+hashed" if hashed or source == "session" else source,
     }
     if call.surface == "mcp":
@@ -153,7 +153,7 @@ def identify(record: RecordView, redactor: Redactor) -> CallIdentity:
 
 
 def sidecar_relpath(conversation_id: str, row_id: uuid.UUID) -> str:
-    """The workspace-relative sidecar path of an end row: no caller-supplied string reaches it (§11.3)."""
+    """The workspace-relative sidecar path of an end row: no caller-supplied string reaches it (docs/ledger.md §11.3)."""
     digest = hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:32]
     return f"{SIDECAR_DIR}/c-{digest}/{row_id}.result"
 
@@ -316,7 +316,7 @@ class LedgerRecorder:
 
 class UnavailableRecorder:
     """Stands in when the ledger cannot be opened: every call is refused with ledger_unavailable before its
-    handler, and calls refused earlier still get their original error (§11.1)."""
+    handler, and calls refused earlier still get their original error (docs/ledger.md §11.1)."""
 
     def __init__(self, message: str) -> None:
         self.message = message

@@ -1,4 +1,4 @@
-"""Value types the ledger store returns (ledger.md §9, §12)."""
+"""Value types the ledger store returns (docs/ledger.md §9, docs/ledger.md §12)."""
 
 from __future__ import annotations
 

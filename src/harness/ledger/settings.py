@@ -1,4 +1,4 @@
-"""The `[ledger]` settings of harness.toml (ledger.md §13): defaults, ranges and validation."""
+"""The `[ledger]` settings of harness.toml (docs/ledger.md §13): defaults, ranges and validation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The write side shared by both backends: the §8.2 algorithm, and a store built on two backend hooks."""
+"""The write side shared by both backends: the docs/ledger.md §8.2 algorithm, and a store built on two backend hooks."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ class KnownHeads:
     """The heads this store last saw under the writer lock, and the seqs of starts it wrote; bounded, thread-safe.
 
     They let a single-row write be computed before any read. A guess is only a guess: its insert checks the
-    head inside the writer lock, and a stale one falls back to the full §8.2 path.
+    head inside the writer lock, and a stale one falls back to the full docs/ledger.md §8.2 path.
     """
 
     def __init__(self, max_conversations: int = KNOWN_CONVERSATIONS, max_starts: int = KNOWN_STARTS) -> None:
@@ -272,7 +272,7 @@ def _row_by_key(conn: Connection, d: Dialect, key: tuple[str, str, str, str]) ->
 
 
 def write_prepared(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow], hasher: Hasher) -> WriteOutcome:
-    """§8.2 for a batch, inside a transaction whose writer lock covers every involved conversation."""
+    """docs/ledger.md §8.2 for a batch, inside a transaction whose writer lock covers every involved conversation."""
     existing, heads = _read_probes(*_send_probes(conn, d, prepared))
     written: dict[tuple[str, str, str, str], LedgerRow] = {}
     new_conversations: list[tuple[str, Any]] = []
@@ -383,7 +383,7 @@ class SqlStore(abc.ABC):
         """Release connections; idempotent."""
 
     def prepare(self, event: LedgerEvent) -> PreparedRow:
-        """The §5 boundary conversion with this store's redactor, ruleset version and clock."""
+        """The docs/ledger.md §5 boundary conversion with this store's redactor, ruleset version and clock."""
         return prepare(
             event,
             self._redactor,
@@ -394,7 +394,7 @@ class SqlStore(abc.ABC):
         )
 
     def insert(self, event: LedgerEvent) -> InsertResult:
-        """Write one row (§8.2); idempotent on (conversation_id, request_id, tool_call_id, event)."""
+        """Write one row (docs/ledger.md §8.2); idempotent on (conversation_id, request_id, tool_call_id, event)."""
         return self.insert_many([event])[0]
 
     def insert_many(self, events: Sequence[LedgerEvent]) -> list[InsertResult]:

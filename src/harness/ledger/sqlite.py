@@ -1,4 +1,4 @@
-"""The SQLite backend (ledger.md §7.3, §10): one writer connection per process, WAL, BEGIN IMMEDIATE per write."""
+"""The SQLite backend (docs/ledger.md §7.3, docs/ledger.md §10): one writer connection per process, WAL, BEGIN IMMEDIATE per write."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ledger Store API (ledger.md §9): the Store and Snapshot protocols, the errors and `open_store`."""
+"""The ledger Store API (docs/ledger.md §9): the Store and Snapshot protocols, the errors and `open_store`."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ class Snapshot(Protocol):
 
 
 class Store(Protocol):
-    """An open ledger. Thread-safe; every write runs `prepare` (§5) first."""
+    """An open ledger. Thread-safe; every write runs `prepare` (docs/ledger.md §5) first."""
 
     backend: str
 

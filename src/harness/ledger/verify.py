@@ -1,4 +1,4 @@
-"""Chain verification and exported heads (ledger.md §8.3-§8.4)."""
+"""Chain verification and exported heads (docs/ledger.md §8.3-docs/ledger.md §8.4)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _heads_json(heads: Iterable[Head]) -> list[dict[str, Any]]:
 
 
 def heads_document(heads: Iterable[Head], *, backend: str, exported_at: datetime.datetime) -> dict[str, Any]:
-    """The §8.4 heads document; `digest` is the SHA-256 of the canonical JSON of `heads` alone."""
+    """The docs/ledger.md §8.4 heads document; `digest` is the SHA-256 of the canonical JSON of `heads` alone."""
     listed = _heads_json(heads)
     return {
         "format": HEADS_FORMAT,
@@ -257,7 +257,7 @@ def verify_snapshot(
     max_redaction_version: int | None = None,
     hasher: Callable[[tuple[Any, ...]], bytes] = chain.hash_values,
 ) -> dict[str, Any]:
-    """The §8.3 report over one snapshot: schema differences first, then the first problem per conversation,
+    """The docs/ledger.md §8.3 report over one snapshot: schema differences first, then the first problem per conversation,
     sorted by conversation id.
 
     Known redaction versions run from 1 to the redactor's current one (`max_redaction_version` overrides).
@@ -325,7 +325,7 @@ def verify(
     sidecar_root: Path | None = None,
     max_redaction_version: int | None = None,
 ) -> dict[str, Any]:
-    """Verify the ledger within one read snapshot (§8.3)."""
+    """Verify the ledger within one read snapshot (docs/ledger.md §8.3)."""
     with store.snapshot() as snap:
         return verify_snapshot(
             snap,

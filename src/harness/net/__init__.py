@@ -1,4 +1,4 @@
-"""The guarded HTTP client every outbound call goes through (specs/net.md)."""
+"""The guarded HTTP client every outbound call goes through (docs/net.md)."""
 
 from harness.net.client import REDIRECT_REFUSED, USER_AGENT, GuardedClient, RedirectMode, Response
 from harness.net.errors import ClientConfigError, NetError, Refused, TooLarge, Unavailable, UnavailableKind

@@ -54,7 +54,7 @@ class _Retryable(NamedTuple):
 
 
 class GuardedClient:
-    """The one outbound HTTP client (net.md); build one instance per service and reuse it (keep-alive)."""
+    """The one outbound HTTP client (docs/net.md); build one instance per service and reuse it (keep-alive)."""
 
     def __init__(
         self,

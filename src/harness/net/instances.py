@@ -1,4 +1,4 @@
-"""The two service instances of net.md's Instances table, built from settings values (config.py reads them)."""
+"""The two service instances of docs/net.md's Instances table, built from settings values (config.py reads them)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ AUR_MAX_REDIRECTS = 3
 AUR_BACKOFF_CAP_S = 15.0
 AUR_CALL_DEADLINE_S = 180.0
 
-# triage.md §1: the ranges of the [aur] keys, enforced here too so a bad value can never reach the transport.
+# docs/triage.md §1: the ranges of the [aur] keys, enforced here too so a bad value can never reach the transport.
 _AUR_RANGES = {
     "min_interval_ms": (0, 10_000),
     "backoff_base_ms": (1, 10_000),
@@ -27,7 +27,7 @@ _AUR_RANGES = {
 
 
 def aur_jitter(_delay_s: float) -> float:
-    """triage.md §5: 0..250 ms of jitter whatever the backoff delay."""
+    """docs/triage.md §5: 0..250 ms of jitter whatever the backoff delay."""
     return random.uniform(0, 0.25)
 
 
@@ -41,7 +41,7 @@ def github_client(
     deadline_s: float = 15,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> GuardedClient:
-    """The github_actor instance (investigate.md §9.6): no retries, redirects never followed, 4 MiB."""
+    """The github_actor instance (docs/investigate.md §9.6): no retries, redirects never followed, 4 MiB."""
     headers = {
         "User-Agent": USER_AGENT,
         "Accept": "application/vnd.github+json",
@@ -106,7 +106,7 @@ def aur_client_transport(
     monotonic: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> GuardedClient:
-    """The AUR instance (triage.md §5): retries with a 15 s backoff cap, at most 3 allowlisted redirects, 1 MiB.
+    """The AUR instance (docs/triage.md §5): retries with a 15 s backoff cap, at most 3 allowlisted redirects, 1 MiB.
 
     `redirect_allowed` narrows redirect targets further (the two AUR URL forms); the per-verify 180 s budget
     (AUR_CALL_DEADLINE_S) is passed by the caller as `get(..., deadline_at=...)`. A ClientConfigError names

@@ -38,7 +38,7 @@ def backoff_seconds(base_ms: int, retry_index: int, cap_s: float | None) -> floa
 
 
 def half_jitter(delay_s: float) -> float:
-    """net.md's default jitter: uniformly up to 50% of the backoff delay."""
+    """docs/net.md's default jitter: uniformly up to 50% of the backoff delay."""
     return random.uniform(0, delay_s / 2)
 
 

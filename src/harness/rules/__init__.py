@@ -1,4 +1,4 @@
-"""The operator-rule corpus: loading, pinning, parsing, caching and matching (investigate.md §7)."""
+"""The operator-rule corpus: loading, pinning, parsing, caching and matching (docs/investigate.md §7)."""
 
 from harness.rules.corpus import RULE_ID_RE, Corpus, CorpusError, Rule, clear_cache, load_corpus, parse_corpus
 from harness.rules.match import matches, matching_rules, predicate_map, rules_by_id

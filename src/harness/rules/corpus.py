@@ -1,4 +1,4 @@
-"""Locate, pin-check, parse and cache the operator-rule corpus (investigate.md §7)."""
+"""Locate, pin-check, parse and cache the operator-rule corpus (docs/investigate.md §7)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class Rule:
     operator_directive: str
 
     def to_json(self) -> dict[str, Any]:
-        """The §2 Rule shape; `metadata_match` is always present."""
+        """The docs/investigate.md §2 Rule shape; `metadata_match` is always present."""
         return {
             "id": self.id,
             "applies_to": {"family": self.family, "metadata_match": dict(self.metadata_match)},

@@ -1,4 +1,4 @@
-"""Rule matching and the normalized predicate map (investigate.md §7)."""
+"""Rule matching and the normalized predicate map (docs/investigate.md §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Appending a batch (investigate.md §3.3): one commit per batch, published by compare-and-swap of the branch."""
+"""Appending a batch (docs/investigate.md §3.3): one commit per batch, published by compare-and-swap of the branch."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Baselines (investigate.md §6): derive one from the stored events, merge it with the last, load files."""
+"""Baselines (docs/investigate.md §6): derive one from the stored events, merge it with the last, load files."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def _later_seen(seen: tuple[int, str] | None, instant: int, timestamp: str) -> t
 
 
 def build(events: Iterable[Mapping[str, Any]], built_from_commit: str) -> tuple[dict[str, Any], int]:
-    """A fresh baseline record from events in stream order (§6.1), and how many events were read."""
+    """A fresh baseline record from events in stream order (docs/investigate.md §6.1), and how many events were read."""
     actors: set[str] = set()
     created: set[str] = set()
     frequency: Counter[str] = Counter()
@@ -180,7 +180,7 @@ def _union_maps(a: Mapping[str, list[Any]], b: Mapping[str, list[Any]]) -> dict[
 
 
 def merge(previous: Mapping[str, Any], fresh: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge two baseline records (§6.2): unions, maxima, widest seen ranges; the fresh build's commit."""
+    """Merge two baseline records (docs/investigate.md §6.2): unions, maxima, widest seen ranges; the fresh build's commit."""
     empty_profile = {"known_ips": [], "known_geos": [], "last_seen": ""}
     users = {}
     for actor in {*previous["known_users"], *fresh["known_users"]}:
@@ -253,7 +253,7 @@ def build_baseline(store: Store, stderr: TextIO | None = None) -> dict[str, Any]
 
 
 def parse_baseline(data: bytes) -> dict[str, Any]:
-    """A baseline document (≤ 32 MiB of strict JSON) validated per §6.3; raises RecordError."""
+    """A baseline document (≤ 32 MiB of strict JSON) validated per docs/investigate.md §6.3; raises RecordError."""
     if len(data) > MAX_BASELINE_BYTES:
         raise RecordError(f"larger than {MAX_BASELINE_BYTES} bytes")
     try:

@@ -1,4 +1,4 @@
-"""The baseline record (investigate.md §2, §6.3): validation of stored records and `--baseline` files alike."""
+"""The baseline record (docs/investigate.md §2, docs/investigate.md §6.3): validation of stored records and `--baseline` files alike."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def _string(path: str, value: Any, max_bytes: int = MAX_STRING_BYTES) -> str:
 
 
 def _optional_string(path: str, value: Any, max_bytes: int = MAX_STRING_BYTES) -> str:
-    """A scalar string field; null means "" as for records (§5)."""
+    """A scalar string field; null means "" as for records (docs/investigate.md §5)."""
     return "" if value is None else _string(path, value, max_bytes)
 
 
@@ -132,7 +132,7 @@ def _relationship(path: str, value: Any) -> dict[str, Any]:
 
 
 def decode_baseline(obj: Any) -> dict[str, Any]:
-    """Validate a baseline object (§6.3) and return its stored form, every collection present and sorted."""
+    """Validate a baseline object (docs/investigate.md §6.3) and return its stored form, every collection present and sorted."""
     if not isinstance(obj, dict):
         raise RecordError(f"a baseline must be a JSON object, got {json_type(obj)}")
     fields = _fields(_TOP, obj, BASELINE_FIELDS)

@@ -1,4 +1,4 @@
-"""The locked-down git runner (investigate.md §3.2): fixed config, an environment built from scratch, bytes only."""
+"""The locked-down git runner (docs/investigate.md §3.2): fixed config, an environment built from scratch, bytes only."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ _VERSION_RE = re.compile(rb"git version (\d+)\.(\d+)")
 
 
 def unavailable(reason: str) -> UpstreamUnavailable:
-    """The error of §3.2: `store unavailable: <reason>`."""
+    """The error of docs/investigate.md §3.2: `store unavailable: <reason>`."""
     return UpstreamUnavailable(f"store unavailable: {reason}")
 
 

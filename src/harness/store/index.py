@@ -1,4 +1,4 @@
-"""The read index (investigate.md §4): a disposable SQLite copy of the streams at one commit.
+"""The read index (docs/investigate.md §4): a disposable SQLite copy of the streams at one commit.
 
 Each call resolves HEAD; when the indexed commit differs, the index catches up under an exclusive flock
 in one BEGIN IMMEDIATE transaction (unchanged segments skipped, a grown last segment extended after a

@@ -1,4 +1,4 @@
-"""Ingestion (investigate.md §5): parse input files, validate every record, then append them as one commit."""
+"""Ingestion (docs/investigate.md §5): parse input files, validate every record, then append them as one commit."""
 
 from __future__ import annotations
 
@@ -483,7 +483,7 @@ def _ingest_records(
 
 
 def _ingest_documents(store: Store, spec: StreamSpec, paths: Sequence[str], stdin: BinaryIO) -> dict[str, Any]:
-    """Unkeyed streams (baseline): each file is one document, validated as a `--baseline` file (§6.3)."""
+    """Unkeyed streams (baseline): each file is one document, validated as a `--baseline` file (docs/investigate.md §6.3)."""
     batch: list[tuple[str, bytes]] = []
     for path in paths:
         source = _Input(path, stdin)

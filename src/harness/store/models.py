@@ -1,4 +1,4 @@
-"""Event and finding records (investigate.md §2, §5 "Decoding"): one decoder shared by ingestion and the reader."""
+"""Event and finding records (docs/investigate.md §2, docs/investigate.md §5 "Decoding"): one decoder shared by ingestion and the reader."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def utf8_size(value: str) -> int:
 
 
 def clean_problem(value: str) -> str | None:
-    """Why a string is not clean (§2), or None when it is."""
+    """Why a string is not clean (docs/investigate.md §2), or None when it is."""
     if not is_clean(value):
         return "contains control, format, tab or line-break characters"
     if value.strip() != value:
@@ -169,7 +169,7 @@ def check_json_tree(name: str, value: Any) -> None:
 
 
 def decode_event(obj: Any) -> dict[str, Any]:
-    """Validate an event (§2) and return its stored form; raises RecordError."""
+    """Validate an event (docs/investigate.md §2) and return its stored form; raises RecordError."""
     rec = _normalized(obj, rename={"event_type": "type"})
     out = {
         "id": _record_id(rec),
@@ -212,7 +212,7 @@ def _evidence_event_ids(evidence: Any) -> Iterable[str]:
 
 
 def decode_finding(obj: Any) -> dict[str, Any]:
-    """Validate a finding (§2) and return its stored form; raises RecordError."""
+    """Validate a finding (docs/investigate.md §2) and return its stored form; raises RecordError."""
     rec = _normalized(obj, rename={})
     out: dict[str, Any] = {"id": _record_id(rec)}
     for name in ("source", "severity", "type", "actor"):

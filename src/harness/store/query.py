@@ -85,11 +85,11 @@ class StoreView(abc.ABC):
         return page.records[0] if page.records else None
 
     def resolve(self, stream: str, requested: str) -> tuple[str, ...]:
-        """Stored ids one requested id resolves to (§8), literal candidate first; ambiguity is invalid_input."""
+        """Stored ids one requested id resolves to (docs/investigate.md §8), literal candidate first; ambiguity is invalid_input."""
         return resolve.resolve_id(self, stream, _rules(stream), requested)
 
     def resolve_filter(self, stream: str, requested: Sequence[str]) -> frozenset[str] | None:
-        """An `ids` filter resolved per §8: None when no non-empty entry was given."""
+        """An `ids` filter resolved per docs/investigate.md §8: None when no non-empty entry was given."""
         return resolve.resolve_filter(self, stream, _rules(stream), requested)
 
 

@@ -1,4 +1,4 @@
-"""Reading committed streams (investigate.md §3.4): blobs only, split on 0x0A, every line checked."""
+"""Reading committed streams (docs/investigate.md §3.4): blobs only, split on 0x0A, every line checked."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The replay oracle (investigate.md §4 contract): every query evaluated in plain Python over decoded records.
+"""The replay oracle (docs/investigate.md §4 contract): every query evaluated in plain Python over decoded records.
 
 Kept in the package so tests can compare each index result with a full replay of the same commit.
 """

@@ -1,4 +1,4 @@
-"""Id resolution (investigate.md §8): exact candidates, `finding-` rungs, then a unique-prefix stage."""
+"""Id resolution (docs/investigate.md §8): exact candidates, `finding-` rungs, then a unique-prefix stage."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stream segments (investigate.md §3.1): naming, tree listings, line splitting and filling under the limits."""
+"""Stream segments (docs/investigate.md §3.1): naming, tree listings, line splitting and filling under the limits."""
 
 from __future__ import annotations
 

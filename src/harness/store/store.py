@@ -1,4 +1,4 @@
-"""The store handle: a git repository of streams plus its read index (investigate.md §3, §4)."""
+"""The store handle: a git repository of streams plus its read index (docs/investigate.md §3, docs/investigate.md §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The stream registry (investigate.md §3.1): each stream's record model, line cap and duplicate rule."""
+"""The stream registry (docs/investigate.md §3.1): each stream's record model, line cap and duplicate rule."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ _NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 @dataclass(frozen=True)
 class StreamSpec:
     """One stream: `keyed` streams hold records with a unique id (ignoring case) and the id-resolution
-    rules of investigate.md §8 named by `id_rules`; the others hold whole documents, and appending one
+    rules of docs/investigate.md §8 named by `id_rules`; the others hold whole documents, and appending one
     equal to the stream's last record is a duplicate."""
 
     name: str

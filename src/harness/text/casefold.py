@@ -1,4 +1,4 @@
-"""Key-casing normalization (investigate.md §1.1): `EventType`, `event-type`, `EVENT_TYPE` all mean `event_type`."""
+"""Key-casing normalization (docs/investigate.md §1.1): `EventType`, `event-type`, `EVENT_TYPE` all mean `event_type`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The format gate (triage.md §3): refuse text outside a mode's character set, and `--` in prose."""
+"""The format gate (docs/triage.md §3): refuse text outside a mode's character set, and `--` in prose."""
 
 from __future__ import annotations
 

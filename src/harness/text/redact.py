@@ -1,4 +1,4 @@
-"""The shared redactor (ledger.md §6): known secret values and secret shapes become `[REDACTED:<id>]`.
+"""The shared redactor (docs/ledger.md §6): known secret values and secret shapes become `[REDACTED:<id>]`.
 
 One module serves the ledger, the stderr log formatter, get_raw_event and sidecars; no other code in
 the project holds secret patterns. `build_redactor` is called once at startup by config.py.
@@ -70,7 +70,7 @@ RULESET_VERSION = 2
 
 CREDENTIAL_KEY_ID = "credential_key"
 CREDENTIAL_PLACEHOLDER = PLACEHOLDER_FORMAT.format(rule_id=CREDENTIAL_KEY_ID)
-# Compared without underscores so that all-caps spellings (`SECRETACCESSKEY`, investigate.md §9.5) match too.
+# Compared without underscores so that all-caps spellings (`SECRETACCESSKEY`, docs/investigate.md §9.5) match too.
 _CREDENTIAL_KEYS = ("session_token", "secret_access_key")
 _CREDENTIAL_KEYS_JOINED = frozenset(key.replace("_", "") for key in _CREDENTIAL_KEYS)
 

@@ -1,4 +1,4 @@
-"""Detectors: how one catalogue rule turns the literal hits of the gate pass into spans (ledger.md §6.5).
+"""Detectors: how one catalogue rule turns the literal hits of the gate pass into spans (docs/ledger.md §6.5).
 
 Every detector is anchored on one literal. At each hit it applies its left check first, then matches
 the rest of its pattern there; on failure the next hit is tried, on success scanning resumes after

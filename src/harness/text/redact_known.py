@@ -1,4 +1,4 @@
-"""Layer (a) of the redactor: known secret values collected once at startup (ledger.md §6.4)."""
+"""Layer (a) of the redactor: known secret values collected once at startup (docs/ledger.md §6.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RFC3339 timestamps (investigate.md §1.3) as integer microseconds since 1970-01-01T00:00:00Z."""
+"""RFC3339 timestamps (docs/investigate.md §1.3) as integer microseconds since 1970-01-01T00:00:00Z."""
 
 from __future__ import annotations
 

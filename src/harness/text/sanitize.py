@@ -1,4 +1,4 @@
-"""Sanitizing agent-visible text (investigate.md §1.2): whitespace folding, invisible-character removal, a byte cap."""
+"""Sanitizing agent-visible text (docs/investigate.md §1.2): whitespace folding, invisible-character removal, a byte cap."""
 
 from __future__ import annotations
 

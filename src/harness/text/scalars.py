@@ -1,4 +1,4 @@
-"""Rendering JSON scalars as display strings (investigate.md §1.4), for EventView metadata."""
+"""Rendering JSON scalars as display strings (docs/investigate.md §1.4), for EventView metadata."""
 
 from __future__ import annotations
 

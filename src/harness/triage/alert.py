@@ -1,4 +1,4 @@
-"""The trustsight.confirmed-ioc envelope of a verified TP result (triage.md §12, §14.4)."""
+"""The trustsight.confirmed-ioc envelope of a verified TP result (docs/triage.md §12, docs/triage.md §14.4)."""
 
 from __future__ import annotations
 

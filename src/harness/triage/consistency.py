@@ -1,4 +1,4 @@
-"""Result consistency (triage.md §10 step 3, widened by docs/decisions.md, Triage rendering).
+"""Result consistency (docs/triage.md §10 step 3, widened by docs/decisions.md, Triage rendering).
 
 A result reaches the renderers from the agent, so none of its parts is trusted to agree with the
 others: every part a renderer reads is checked here, once, against what the re-validated verdict

@@ -1,4 +1,4 @@
-"""The text half of the code-fix gate (triage.md §11.5 steps 1 to 3): path, size and characters, grammar.
+"""The text half of the code-fix gate (docs/triage.md §11.5 steps 1 to 3): path, size and characters, grammar.
 
 The grammar is checked by hand rather than with unidiff: unidiff skips lines it does not know and
 accepts several files per patch, while the gate must refuse anything outside the one-file grammar
@@ -222,7 +222,7 @@ def _check_size(diff: str) -> None:
 
 
 def screen(path: str, diff: str) -> ScreenedDiff:
-    """Run §11.5 steps 1 to 3 on one fix; DiffRejected carries the reason."""
+    """Run docs/triage.md §11.5 steps 1 to 3 on one fix; DiffRejected carries the reason."""
     problem = path_problem(path)
     if problem:
         raise DiffRejected(problem)

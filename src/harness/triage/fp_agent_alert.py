@@ -1,4 +1,4 @@
-"""fp_agent_alert (triage.md §12): the trustsight.confirmed-ioc envelope of a verified TP result."""
+"""fp_agent_alert (docs/triage.md §12): the trustsight.confirmed-ioc envelope of a verified TP result."""
 
 from __future__ import annotations
 
@@ -70,5 +70,5 @@ class Output(BaseModel):
 
 
 def handle(args: Input, ctx: Context) -> Output:
-    """Check the result (§10), refuse anything but a TP, and render the envelope."""
+    """Check the result (docs/triage.md §10), refuse anything but a TP, and render the envelope."""
     return Output.model_validate(render_alert(load_result(args.result)))

@@ -1,4 +1,4 @@
-"""fp_agent_pr (triage.md §11): render the pull request of a verified fp_agent_verify result."""
+"""fp_agent_pr (docs/triage.md §11): render the pull request of a verified fp_agent_verify result."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ class Output(BaseModel):
 
 
 def handle(args: Input, ctx: Context) -> Output:
-    """Check the result (§10), run the code fixes in the sandbox when they apply, and render the PR."""
+    """Check the result (docs/triage.md §10), run the code fixes in the sandbox when they apply, and render the PR."""
     rendering = load_result(args.result)
     target: Target = "trustsight" if args.target_repo == "trustsight" else "trustsight-harness"
     if rendering.result.verdict == "TP":

@@ -1,4 +1,4 @@
-"""fp_agent_verify (triage.md §9): verify an agent's FP/TP verdict against a fresh read-only AUR snapshot."""
+"""fp_agent_verify (docs/triage.md §9): verify an agent's FP/TP verdict against a fresh read-only AUR snapshot."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ Output = Result
 
 
 def handle(args: Input, ctx: Context) -> Result:
-    """Validate the verdict (§4 order: size, gate, model, cross-field rules), then replay its checks."""
+    """Validate the verdict (docs/triage.md §4 order: size, gate, model, cross-field rules), then replay its checks."""
     try:
         verdict = validate_verdict(args.verdict)
     except FormatError as exc:

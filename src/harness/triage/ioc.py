@@ -1,4 +1,4 @@
-"""Indicator normalization and refusal for TP verdicts (triage.md §8), without the AUR lookup."""
+"""Indicator normalization and refusal for TP verdicts (docs/triage.md §8), without the AUR lookup."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ _BACKREFERENCES = frozenset({sre_constants.GROUPREF, sre_constants.GROUPREF_EXIS
 
 
 class IndicatorError(ValueError):
-    """An indicator refused by §8; the message is the bare reason (`nested quantifier`)."""
+    """An indicator refused by docs/triage.md §8; the message is the bare reason (`nested quantifier`)."""
 
 
 def normalize_hash(value: str) -> str:

@@ -1,4 +1,4 @@
-"""The shared name patterns of triage.md §2: rule ids, evidence files, dates, plus the AUR-level ones.
+"""The shared name patterns of docs/triage.md §2: rule ids, evidence files, dates, plus the AUR-level ones.
 
 Package, commit, version and scriptlet patterns live in harness.aur.names (the AUR client needs them
 and `aur` never imports `triage`); they are re-exported here for the triage modules.

@@ -1,4 +1,4 @@
-"""Watcher-repository path rules shared by the code-fix gate and repo_file (triage.md §11.4)."""
+"""Watcher-repository path rules shared by the code-fix gate and repo_file (docs/triage.md §11.4)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ _COMPONENT = re.compile(r"[A-Za-z0-9_.+@-]{1,255}")
 
 
 class PathError(ValueError):
-    """A path refused by §11.4; the message is the rule's name (`path has a dot component`)."""
+    """A path refused by docs/triage.md §11.4; the message is the rule's name (`path has a dot component`)."""
 
 
 def _under_allowed_root(parts: list[str]) -> bool:
@@ -19,7 +19,7 @@ def _under_allowed_root(parts: list[str]) -> bool:
 
 
 def path_problem(path: str) -> str:
-    """The first §11.4 rule `path` breaks, or "" when it is an allowed watcher path."""
+    """The first docs/triage.md §11.4 rule `path` breaks, or "" when it is an allowed watcher path."""
     if path.startswith("/"):
         return "absolute path"
     if "\\" in path:

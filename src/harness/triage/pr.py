@@ -1,4 +1,4 @@
-"""Pull-request content for a verified result (triage.md §11.1-11.3, §11.7): branch, title, body, files."""
+"""Pull-request content for a verified result (docs/triage.md §11.1-11.3, docs/triage.md §11.7): branch, title, body, files."""
 
 from __future__ import annotations
 

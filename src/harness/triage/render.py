@@ -1,4 +1,4 @@
-"""Rendering shared by fp_agent_pr and fp_agent_alert: the §10 input checks, titles, tables and JSON files.
+"""Rendering shared by fp_agent_pr and fp_agent_alert: the docs/triage.md §10 input checks, titles, tables and JSON files.
 
 The renderers check shape, never truth: they re-validate the result, recompute the verdict digest
 and refuse anything not verified. Truth rests on the ledger record of the verify call.
@@ -38,7 +38,7 @@ UNCERTAIN = "uncertain verdicts are never rendered"
 
 @dataclass(frozen=True)
 class Rendering:
-    """A result that passed §10: the document as received, its model and its re-validated verdict."""
+    """A result that passed docs/triage.md §10: the document as received, its model and its re-validated verdict."""
 
     document: dict[str, Any]
     result: Result
@@ -58,7 +58,7 @@ def result_mode(path: JsonPath) -> Mode | None:
 
 
 def load_result(raw: Mapping[str, Any]) -> Rendering:
-    """§10 in order: strict reading, gate and model (invalid_input); verified (refused); consistency (invalid_input)."""
+    """docs/triage.md §10 in order: strict reading, gate and model (invalid_input); verified (refused); consistency (invalid_input)."""
     try:
         document = read_object_received(raw, RESULT_MAX_BYTES, "result")
         check_tree(document, result_mode)

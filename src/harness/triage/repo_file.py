@@ -1,4 +1,4 @@
-"""repo_file (triage.md §13): one text file of the watcher checkout, read without following symlinks."""
+"""repo_file (docs/triage.md §13): one text file of the watcher checkout, read without following symlinks."""
 
 from __future__ import annotations
 

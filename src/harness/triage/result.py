@@ -1,4 +1,4 @@
-"""The fp_agent_verify result model (triage.md §9): strict, every key present, unknown keys refused.
+"""The fp_agent_verify result model (docs/triage.md §9): strict, every key present, unknown keys refused.
 
 fp_agent_verify returns it; fp_agent_pr and fp_agent_alert validate their `result` input against it
 with `parse_result` (shape only: truth rests on the ledger record of the verify call).
@@ -168,7 +168,7 @@ Check = Annotated[
 
 
 class SuppressionRecord(_Strict):
-    """One TrustSight suppression record (triage.md §14.1) for a verified FP."""
+    """One TrustSight suppression record (docs/triage.md §14.1) for a verified FP."""
 
     created_at: str = Field(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T00:00:00\.000000Z$")
     created_at_obs: Literal[0]

@@ -1,4 +1,4 @@
-"""The code-fix sandbox (triage.md §11.5 steps 4-5, §11.6): fixes applied by `git apply` in a throwaway clone.
+"""The code-fix sandbox (docs/triage.md §11.5 steps 4-5, docs/triage.md §11.6): fixes applied by `git apply` in a throwaway clone.
 
 The configured watcher checkout is only ever read, by `git clone`; every write happens in a fresh
 0700 temporary directory that is removed before returning. Git runs with a replaced environment,
@@ -181,7 +181,7 @@ class _Git:
 
 
 def _target_problem(tree: Path, fix: ScreenedDiff) -> str:
-    """§11.5 step 4: an edit needs a regular UTF-8 file under real directories, a creation an absent path."""
+    """docs/triage.md §11.5 step 4: an edit needs a regular UTF-8 file under real directories, a creation an absent path."""
     parts = fix.path.split("/")
     current = tree
     for part in parts[:-1]:
@@ -220,7 +220,7 @@ def _changed_paths(porcelain: bytes) -> list[str]:
 
 
 def _result_text(tree: Path, path: str) -> str:
-    """§11.5 step 5 on the patched file: regular, not executable, strict UTF-8, at most 1 MiB."""
+    """docs/triage.md §11.5 step 5 on the patched file: regular, not executable, strict UTF-8, at most 1 MiB."""
     target = tree / path
     try:
         info = os.lstat(target)

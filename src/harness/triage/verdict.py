@@ -1,4 +1,4 @@
-"""Strict reading of object inputs (triage.md §2) and validation of verdict schema v1 (§4).
+"""Strict reading of object inputs (docs/triage.md §2) and validation of verdict schema v1 (docs/triage.md §4).
 
 The model is a small hand-written validator rather than pydantic: the spec fixes one message per
 rule, naming the JSON path, and a first-failure-wins order (unknown and missing keys, then fields
@@ -571,7 +571,7 @@ def _cross_field(v: Verdict) -> None:
 
 
 def validate_verdict(document: Mapping[str, Any]) -> Verdict:
-    """Run §4 steps 1 to 4 on an already-read object: size and depth, gate, model, cross-field rules."""
+    """Run docs/triage.md §4 steps 1 to 4 on an already-read object: size and depth, gate, model, cross-field rules."""
     plain = read_object_received(document, VERDICT_MAX_BYTES, "verdict")
     check_tree(plain, verdict_mode)
     verdict = _model(plain, verdict_sha256(plain))

@@ -1,4 +1,4 @@
-"""The fp_agent_verify algorithm (triage.md §9) over a validated verdict, an AUR client and a clock.
+"""The fp_agent_verify algorithm (docs/triage.md §9) over a validated verdict, an AUR client and a clock.
 
 Every outcome is a result: network trouble and unusable configuration fail closed as `verified: false`.
 """
@@ -86,7 +86,7 @@ def without_takedown(verdict: Verdict) -> int | None:
 
 
 def _takedown_rpc_check(verdict: Verdict, check: CheckOutcome) -> CheckOutcome:
-    """TP and absent: passes only when every package indicator's provenance cites a takedown (§8)."""
+    """TP and absent: passes only when every package indicator's provenance cites a takedown (docs/triage.md §8)."""
     index = without_takedown(verdict)
     if index is not None:
         reason = f"package {verdict.package} is not on the AUR and package indicator {index} cites no takedown"

@@ -1,4 +1,4 @@
-"""Shipped ledger migrations (ledger.md §7.4): numbered SQL files per backend and the plan to apply them."""
+"""Shipped ledger migrations (docs/ledger.md §7.4): numbered SQL files per backend and the plan to apply them."""
 
 from __future__ import annotations
 
