@@ -180,3 +180,11 @@ def test_bad_tail_options_are_refused(tmp_path: Path, args: list[str], field: st
     error = result.json()["error"]
     assert (error["code"], error["operation"]) == ("invalid_input", "ledger.tail")
     assert error["message"].startswith(f"{field}:")
+
+
+def test_tail_of_a_ledger_that_does_not_exist_yet_prints_nothing(tmp_path: Path) -> None:
+    """A fresh workspace has no ledger file: the tail is empty, not an internal error."""
+    result = run_cli(["--workspace", str(tmp_path), "ledger", "tail"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert not (tmp_path / "ledger.sqlite3").exists()

@@ -262,20 +262,7 @@ class EmptySnapshot:
     def tail_rows(
         self, after: Position | None, since: datetime.datetime | None, limit: int
     ) -> list[tuple[Position, LedgerRow]]:
-        """Up to `limit` rows after `after` in the global tail order, only those no later commit can precede;
-        `since` inclusive on ts."""
-        d = self._d
-        sql, params = f"SELECT {COLUMNS_SQL}, {d.tail_key_sql} FROM {{ti}} WHERE {d.tail_ready_sql}", []
-        if after is not None:
-            key = d.tail_param_sql
-            sql += f" AND ({d.tail_key_sql} > {key} OR ({d.tail_key_sql} = {key} AND id > ?))"
-            params += [str(after.key), str(after.key), d.id_to_db(after.row_id)]
-        if since is not None:
-            sql, params = sql + " AND ts >= ?", [*params, d.ts_to_db(_aware("since", since))]
-        sql += f" ORDER BY {d.tail_key_sql}, id LIMIT ?"
-        found = self._fetch(d.sql(sql), [*params, limit])
-        rows = [(d.row_from_db(r[:-1]), int(str(r[-1]))) for r in found]
-        return [(Position(key, row.id), row) for row, key in rows]
+        return []
 
     def conversation_rows(
         self,
