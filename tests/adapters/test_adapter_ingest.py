@@ -9,38 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import azure_activity_samples
 import cloudtrail_samples
-import entra_audit_samples
-import entra_signin_samples
-import gcp_samples
-import github_samples
-import google_samples
-import m365_samples
-import ocsf_samples
-import okta_samples
 import pytest
-import slack_samples
+from adapter_samples import SAMPLES
 from runners import run_cli
 
 from harness.adapters import cloudtrail
 from harness.investigate.views import METADATA_ALLOWLIST
 from harness.store import Store
 from tests.investigate.ops_support import call, make_workspace
-
-SAMPLES = {
-    "cloudtrail": cloudtrail_samples.CASES,
-    "okta": okta_samples.CASES,
-    "github-audit": github_samples.CASES,
-    "entra-signin": entra_signin_samples.CASES,
-    "entra-audit": entra_audit_samples.CASES,
-    "azure-activity": azure_activity_samples.CASES,
-    "m365": m365_samples.CASES,
-    "google-workspace": google_samples.CASES,
-    "slack-audit": slack_samples.CASES,
-    "gcp-audit": gcp_samples.CASES,
-    "ocsf": ocsf_samples.CASES,
-}
 
 
 def pairs(name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:

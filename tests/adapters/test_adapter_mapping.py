@@ -7,37 +7,18 @@ import json
 import re
 from typing import Any
 
-import azure_activity_samples
 import cloudtrail_samples
-import entra_audit_samples
 import entra_signin_samples
-import gcp_samples
-import github_samples
-import google_samples
 import m365_samples
 import ocsf_samples
-import okta_samples
 import pytest
-import slack_samples
+from adapter_samples import SAMPLES
 
 from harness.adapters import ADAPTERS, EVENT_TYPES, AdapterError, choose
 from harness.adapters.timestamps import event_time
 from harness.store.models import decode_event
 from harness.text.geo import country_code
 
-SAMPLES = {
-    "cloudtrail": cloudtrail_samples.CASES,
-    "okta": okta_samples.CASES,
-    "github-audit": github_samples.CASES,
-    "entra-signin": entra_signin_samples.CASES,
-    "entra-audit": entra_audit_samples.CASES,
-    "azure-activity": azure_activity_samples.CASES,
-    "m365": m365_samples.CASES,
-    "google-workspace": google_samples.CASES,
-    "slack-audit": slack_samples.CASES,
-    "gcp-audit": gcp_samples.CASES,
-    "ocsf": ocsf_samples.CASES,
-}
 # Each case as (record, its events): a format that fans out lists several events per record.
 CASES = [
     (name, index, rec, evs if isinstance(evs, list) else [evs])
