@@ -5,10 +5,16 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
 
 # Tests must never depend on the developer's proxy or CA environment.
 for _name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy"):
     os.environ.pop(_name, None)
+
+# Property tests check behaviour, not speed: on a loaded two-core machine a per-example deadline fails correct code
+# at random, so none applies unless a test sets its own.
+settings.register_profile("harness", deadline=None)
+settings.load_profile("harness")
 
 
 @pytest.fixture
