@@ -84,6 +84,18 @@ class _Input:
         self.consumed += len(line)
         return line
 
+    def first_line(self) -> tuple[bytes, int, bytes] | None:
+        """Everything read up to the first non-blank line, its line number and the line; None for blank input."""
+        head, number = b"", 0
+        while True:
+            line = self.readline(number + 1)
+            if not line:
+                return None
+            number += 1
+            head += line
+            if line.strip(_JSON_WS):
+                return head, number, line
+
     def rest(self, head: bytes, cap: int) -> bytes:
         try:
             data = head + self._handle.read(cap + 1 - len(head))
@@ -137,15 +149,10 @@ class _Records:
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
         source = self.source
-        head, number, line = b"", 0, b""
-        while True:
-            line = source.readline(number + 1)
-            if not line:
-                return
-            number += 1
-            head += line
-            if line.strip(_JSON_WS):
-                break
+        opened = source.first_line()
+        if opened is None:
+            return
+        head, number, line = opened
         start = line.lstrip(_JSON_WS)[:1]
         if start == b"[":
             yield from self._items(_parse(source.rest(head, MAX_DOCUMENT_BYTES), source.name))
@@ -266,15 +273,10 @@ class _VendorRecords:
 
     def __iter__(self) -> Iterator[_Item]:
         source = self.source
-        head, number, line = b"", 0, b""
-        while True:
-            line = source.readline(number + 1)
-            if not line:
-                return
-            number += 1
-            head += line
-            if line.strip(_JSON_WS):
-                break
+        opened = source.first_line()
+        if opened is None:
+            return
+        head, number, line = opened
         try:
             first = loads_strict(line) if line.lstrip(_JSON_WS)[:1] == b"{" else None
         except StrictJSONError:
