@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import functools
 
-import pycountry
-
 # Short names the geo-IP databases behind the vendors' logs use where ISO's names differ.
 _ALIASES = {
     "russia": "RU",
@@ -47,6 +45,9 @@ def country_code(value: str) -> str:
     alias = _ALIASES.get(wanted.lower())
     if alias:
         return alias
+    # Imported on first use: loading ISO's tables costs about 30 ms, which no read that never names a country pays.
+    import pycountry
+
     if len(wanted) == 2:
         country = pycountry.countries.get(alpha_2=wanted.upper())
         return country.alpha_2 if country is not None else ""
