@@ -341,3 +341,63 @@ def test_audit_identifiers_are_kept_while_planted_secrets_go(tmp_path: Path, rec
     assert answer.text == found("x1", expected, notes=REDACTED_NOTE, redacted=True)
     for identifier in (benign_corpus.SECRET_ARN, benign_corpus.KMS_ARN, benign_corpus.REQUEST_ID, benign_corpus.COMMIT):
         assert (identifier in json.dumps(record)) == (identifier in answer.text)
+
+
+# Issue 8: real-shaped vendor records (the adapter samples and the benign corpus's written ones) with secrets from
+# the held-out formats planted where such records carry free text; the identifiers must come back byte-identical.
+PLANTED_FAMILIES = ("AWS secret access key", "Okta API token", "GitHub fine-grained PAT", "Slack bot token",
+                    "Stripe secret key", "HashiCorp Vault service token")
+
+
+def _vendor_records() -> list[tuple[str, dict[str, Any]]]:
+    from tests.adapters import cloudtrail_samples, github_samples, okta_samples
+
+    out = [("cloudtrail", record) for record in benign_corpus.CLOUDTRAIL_RECORDS]
+    out += [("okta", record) for record in benign_corpus.OKTA_RECORDS]
+    out += [("github", record) for record in benign_corpus.GITHUB_RECORDS]
+    for source, module in (("cloudtrail", cloudtrail_samples), ("okta", okta_samples), ("github", github_samples)):
+        out += [(source, benign_corpus._without_access_key_ids(record)) for record, _ in module.CASES]
+    return out
+
+
+def _planted_secrets() -> list[tuple[str, tuple[str, ...]]]:
+    import random
+
+    from tests.text.heldout_corpus import FORMATS, _secret
+
+    rng = random.Random("get_raw_event:planted")
+    by_family = {family: gen for family, gen, *_ in FORMATS}
+    return [_secret(by_family[family], rng) for family in PLANTED_FAMILIES]
+
+
+def _plant(source: str, record: dict[str, Any], secrets: list[tuple[str, tuple[str, ...]]]) -> dict[str, Any]:
+    aws, okta, pat, slack, stripe, vault = (secret for secret, _ in secrets)
+    extra = {
+        "cloudtrail": {"x_errorMessage": f"InvalidSignatureException: aws_secret_access_key={aws} rejected",
+                       "x_debugHeaders": {"Authorization": f"Bearer {vault}", "X-Stripe-Key": stripe}},
+        "okta": {"x_debugRequest": f"GET /api/v1/users HTTP/1.1\r\nAuthorization: SSWS {okta}\r\n",
+                 "x_hook": {"slack_token": slack}},
+        "github": {"x_commitMessage": f"ci: set GITHUB_TOKEN={pat}", "x_env": f"STRIPE_API_KEY={stripe}\nSLACK={slack}"},
+    }[source]
+    assert not any(key in record for key in extra)
+    return {**record, **extra}
+
+
+def test_vendor_identifiers_survive_get_raw_event_while_planted_secrets_go(tmp_path: Path) -> None:
+    records = _vendor_records()
+    secrets = _planted_secrets()
+    events = [{"id": f"r{index}", "timestamp": "2026-04-10T09:00:00Z", "payload": _plant(source, record, secrets)}
+              for index, (source, record) in enumerate(records)]
+    workspace = make_workspace(tmp_path, events=events)
+    arns = 0
+    for index, (source, record) in enumerate(records):
+        answer = call(workspace, OP, {"id": f"r{index}"})
+        for _, bodies in secrets:
+            assert not any(body in answer.text for body in bodies if len(body) >= 8), (source, index)
+        payload = answer.document["payload"]
+        assert answer.document["redacted"] is True
+        # Every field the vendor wrote (ARNs, request and event ids, UUIDs, commit ids, URLs) comes back unchanged.
+        assert {key: value for key, value in payload.items() if not key.startswith("x_")} == record, (source, index)
+        assert all(payload[key] != value for key, value in _plant(source, record, secrets).items() if key.startswith("x_"))
+        arns += json.dumps(record).count("arn:aws:")
+    assert len(records) > 100 and arns > 20

@@ -14,7 +14,8 @@ from harness.text.redact_rules import CATALOGUE
 REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
 # Header classes that must backtrack, each bounded per start (docs/ledger.md §6.5): rule 1's header, rule 28's first suffix,
 # rule 62's rest of a command line before its -p / -w option.
-BACKTRACKING = {(1, b"[ A-Z0-9_-]"), (28, b"[a-z0-9_.-]"), (62, rb"[^\r\n]")}
+BACKTRACKING = {(1, b"[ A-Z0-9_-]"), (28, b"[a-z0-9_.-]"), (62, rb"[^\r\n]"), (198, b"[a-z0-9_.-]"),
+                (200, b'[^"\'\\r\\n]'), (208, rb"[^\r\n|;&]")}
 BLOCK_BODY_RULES = {5, 25}
 
 
