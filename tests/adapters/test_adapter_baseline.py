@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -118,3 +119,35 @@ def test_cloudtrail_baseline_knows_the_user_created_not_the_caller_s_principal_i
     assert baseline_answer(ws, "dave")["known"] is True  # CreateUser's requestParameters.userName
     caller = baseline_answer(ws, "AROAORGADMIN:carol@example.com")
     assert caller["known"] is False and caller["relationships"] == {}
+
+
+def test_a_cloudtrail_actor_holding_colons_keeps_its_relationships(ws: Path) -> None:
+    """A web-identity caller whose record lacks the optional `userName` is named by its principal id (issuer,
+    application and user joined by colons), and the role it assumed is an ARN: both sides of the key hold colons."""
+    principal = "accounts.google.com:1234567890-app.apps.googleusercontent.com:110987654321"
+    role = "arn:aws:iam::111122223333:role/WebAppRole"
+    record = {
+        "eventVersion": "1.08",
+        "userIdentity": {"type": "WebIdentityUser", "principalId": principal, "identityProvider": "accounts.google.com"},
+        "eventTime": "2026-04-10T09:30:00Z",
+        "eventSource": "sts.amazonaws.com",
+        "eventName": "AssumeRoleWithWebIdentity",
+        "awsRegion": "us-east-1",
+        "sourceIPAddress": "198.51.100.30",
+        "userAgent": "aws-sdk-js/2.1500.0",
+        "requestParameters": {"roleArn": role, "roleSessionName": "web-session", "durationSeconds": 3600},
+        "responseElements": {"assumedRoleUser": {"arn": "arn:aws:sts::111122223333:assumed-role/WebAppRole/web-session"}},
+        "eventID": "5d0a1b2c-3e4f-4a5b-8c6d-7e8f9a0b1c2d",
+        "eventType": "AwsApiCall",
+        "recipientAccountId": "111122223333",
+    }
+    path = ws.parent / "web-identity.json"
+    path.write_text(json.dumps({"Records": [record]}))
+    assert ingest(ws, "--format", "cloudtrail", str(path)).exit_code == 0
+    assert run_cli(["--workspace", str(ws), "baseline", "build"]).exit_code == 0
+    entry = {f"{principal}:{role}": {"count": 1, "first_seen": "2026-04-10T09:30:00Z", "last_seen": "2026-04-10T09:30:00Z"}}
+    mine = baseline_answer(ws, principal)
+    assert mine["known"] is True and mine["relationships"] == entry
+    assert mine["roles"] == []  # WebAppRole reads as no elevated role
+    assert baseline_answer(ws, role)["relationships"] == entry
+    assert baseline_answer(ws, "accounts.google.com")["relationships"] == {}
