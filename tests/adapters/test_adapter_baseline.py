@@ -72,7 +72,11 @@ def expected_relationships(events: list[dict[str, Any]], entity: str) -> dict[st
         if actor and target.strip() and entity.lower() in (actor.lower(), target.lower()):
             seen.setdefault(f"{actor}:{target}", []).append(event["timestamp"])
     return {
-        key: {"count": len(times), "first_seen": min(times, key=parse_timestamp), "last_seen": max(times, key=parse_timestamp)}
+        key: {
+            "count": len(times),
+            "first_seen": min(times, key=parse_timestamp),
+            "last_seen": max(times, key=parse_timestamp),
+        }
         for key, times in seen.items()
     }
 
@@ -128,7 +132,11 @@ def test_a_cloudtrail_actor_holding_colons_keeps_its_relationships(ws: Path) -> 
     role = "arn:aws:iam::111122223333:role/WebAppRole"
     record = {
         "eventVersion": "1.08",
-        "userIdentity": {"type": "WebIdentityUser", "principalId": principal, "identityProvider": "accounts.google.com"},
+        "userIdentity": {
+            "type": "WebIdentityUser",
+            "principalId": principal,
+            "identityProvider": "accounts.google.com",
+        },
         "eventTime": "2026-04-10T09:30:00Z",
         "eventSource": "sts.amazonaws.com",
         "eventName": "AssumeRoleWithWebIdentity",
@@ -136,7 +144,9 @@ def test_a_cloudtrail_actor_holding_colons_keeps_its_relationships(ws: Path) -> 
         "sourceIPAddress": "198.51.100.30",
         "userAgent": "aws-sdk-js/2.1500.0",
         "requestParameters": {"roleArn": role, "roleSessionName": "web-session", "durationSeconds": 3600},
-        "responseElements": {"assumedRoleUser": {"arn": "arn:aws:sts::111122223333:assumed-role/WebAppRole/web-session"}},
+        "responseElements": {
+            "assumedRoleUser": {"arn": "arn:aws:sts::111122223333:assumed-role/WebAppRole/web-session"}
+        },
         "eventID": "5d0a1b2c-3e4f-4a5b-8c6d-7e8f9a0b1c2d",
         "eventType": "AwsApiCall",
         "recipientAccountId": "111122223333",
@@ -145,7 +155,8 @@ def test_a_cloudtrail_actor_holding_colons_keeps_its_relationships(ws: Path) -> 
     path.write_text(json.dumps({"Records": [record]}))
     assert ingest(ws, "--format", "cloudtrail", str(path)).exit_code == 0
     assert run_cli(["--workspace", str(ws), "baseline", "build"]).exit_code == 0
-    entry = {f"{principal}:{role}": {"count": 1, "first_seen": "2026-04-10T09:30:00Z", "last_seen": "2026-04-10T09:30:00Z"}}
+    seen = "2026-04-10T09:30:00Z"
+    entry = {f"{principal}:{role}": {"count": 1, "first_seen": seen, "last_seen": seen}}
     mine = baseline_answer(ws, principal)
     assert mine["known"] is True and mine["relationships"] == entry
     assert mine["roles"] == []  # WebAppRole reads as no elevated role
