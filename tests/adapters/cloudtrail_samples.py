@@ -102,7 +102,7 @@ def base(
     out = {
         "ip": ip,
         "user_agent": agent,
-        "region": "us-east-1",
+        "aws_region": "us-east-1",
         "event_source": source,
         "identity_type": identity["type"],
     }
@@ -117,6 +117,11 @@ def base(
     if not agent:
         del out["user_agent"]
     return out
+
+
+def granting(identity: dict[str, Any]) -> dict[str, str]:
+    """base() of an event whose `role` is what it grants: without the caller's assumed role."""
+    return {key: value for key, value in base(identity).items() if key != "role"}
 
 
 ALICE, BOB, ADMIN = iam_user("alice"), iam_user("bob"), assumed("OrgAdmin", "carol@example.com")
@@ -235,7 +240,7 @@ def _cases() -> list[tuple[dict[str, Any], dict[str, Any]]]:
             "alice",
             "AddUserToGroup",
             "bob",
-            {**base(ALICE), "target_user": "bob", "group": "Admins"},
+            {**base(ALICE), "target_user": "bob", "group": "Admins", "role": "Admins"},
         ),
     )
     add(
@@ -306,7 +311,8 @@ def _cases() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     )
     add(
         record(14, "CreateRole", ADMIN, requestParameters={"roleName": "ci-role", "assumeRolePolicyDocument": "{}"}),
-        event(14, "iam_change", "carol@example.com", "CreateRole", "ci-role", base(ADMIN)),
+        # An IAM change names no role it grants: the caller's own role stays in actor_role only.
+        event(14, "iam_change", "carol@example.com", "CreateRole", "ci-role", granting(ADMIN)),
     )
     add(
         record(15, "CreateAccessKey", BOB, requestParameters={"userName": "bob"}),
@@ -473,7 +479,7 @@ def _cases() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     internal = {"accountId": ACCOUNT, "invokedBy": "AWS Internal"}
     add(
         record(29, "CreateSnapshot", internal, source=ec2, kind="AwsServiceEvent", ip=..., agent=...),
-        event(29, "other", "AWS Internal", "CreateSnapshot", "", {"region": "us-east-1", "event_source": ec2}),
+        event(29, "other", "AWS Internal", "CreateSnapshot", "", {"aws_region": "us-east-1", "event_source": ec2}),
     )
     federated = {
         "type": "FederatedUser",
@@ -507,7 +513,7 @@ def _cases() -> list[tuple[dict[str, Any], dict[str, Any]]]:
             {
                 "ip": "autoscaling.amazonaws.com",
                 "user_agent": "autoscaling.amazonaws.com",
-                "region": "us-east-1",
+                "aws_region": "us-east-1",
                 "event_source": "iam.amazonaws.com",
                 "identity_type": "AWSService",
             },

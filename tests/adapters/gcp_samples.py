@@ -63,7 +63,7 @@ def event(
         "resource_type": rec["resource"]["type"],
         "severity": "NOTICE",
         "log_name": rec["logName"],
-        "permission": f"perm.{n}",
+        "iam_permission": f"perm.{n}",
     }
     meta.update(extra)
     return {
@@ -352,7 +352,7 @@ def _cases() -> list[tuple[dict[str, Any], dict[str, Any]]]:
                                 "resource_type": "project",
                                 "severity": "NOTICE",
                                 "log_name": bare["logName"],
-                                "permission": "perm.30",
+                                "iam_permission": "perm.30",
                             }.items()
                         )
                     ),

@@ -133,7 +133,7 @@ def _cases() -> list[tuple[dict[str, Any], dict[str, Any]]]:
         "login",
         "alice",
         "signin.amazonaws.com",
-        {**auth, "region": "us-east-1"},
+        {**auth, "cloud_region": "us-east-1"},
         source="aws",
         org="111122223333",
     )
@@ -264,7 +264,7 @@ def _cases() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     )
     ct = {"name": "CloudTrail", "vendor_name": "Amazon Web Services"}
     cloud = {"provider": "AWS", "account": {"uid": "111122223333"}, "region": "eu-west-1"}
-    api = {"class": "API Activity", "region": "eu-west-1", "principal_id": "AIDAX1"}
+    api = {"class": "API Activity", "cloud_region": "eu-west-1", "principal_id": "AIDAX1"}
     for act, op in [(1, "CreateBucket"), (2, "GetObject"), (3, "PutBucketPolicy"), (4, "DeleteTrail")]:
         add(
             ev(

@@ -166,6 +166,18 @@ def test_auto_picks_each_format_per_file_and_says_so(ws: Path) -> None:
     assert (summary["records"], summary["added"], summary["skipped_duplicates"]) == (total + 2, total + 1, 1)
 
 
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_auto_picks_each_format_from_json_lines_of_every_shape_it_reads(ws: Path, name: str) -> None:
+    """Every sample record, one a line: each format's shapes (Graph, Log Analytics rows, diagnostic envelopes,
+    audit search items, ...) in one file, recognized from its first line."""
+    path = ws.parent / f"{name}-export.jsonl"
+    path.write_text("".join(json.dumps(rec) + "\n" for rec in records(name)))
+    result = ingest(ws, "--format", "auto", str(path))
+    assert result.exit_code == 0, result.stdout
+    assert result.stderr == f"ingest: {path}: format {name} (auto)\n"
+    assert (result.json()["added"], result.json()["rejected"]) == (len(pairs(name)), 0)
+
+
 def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> None:
     odd = ws.parent / "app-service.json"
     odd.write_text(json.dumps([{"time": "2026-04-10T09:00:00Z", "category": "AppServiceHTTPLogs", "properties": {}}]))

@@ -30,14 +30,31 @@ def test_loading_examples_print_what_the_readme_shows(tmp_path: Path, monkeypatc
     monkeypatch.chdir(tmp_path)
     text = README.read_text()
     files = {m.group("name"): m.group("body") for m in FILE.finditer(text)}
-    assert set(files) == {"cloudtrail.json", "okta.json", "github-audit.jsonl", "entra-signin.json", "m365.json"}
+    # One real-shaped record of every format, loaded by the console blocks that follow.
+    assert set(files) == {
+        "cloudtrail.json",
+        "okta.json",
+        "github-audit.jsonl",
+        "entra-signin.json",
+        "m365.json",
+        "entra-audit.json",
+        "azure-activity.json",
+        "google-workspace.json",
+        "slack-audit.json",
+        "gcp-audit.jsonl",
+        "ocsf.json",
+    }
     for name, body in files.items():
         (tmp_path / name).write_text(body)
     assert run_cli(["--workspace", ".harness", "init"]).exit_code == 0
     blocks = list(BLOCK.finditer(text))
-    assert len(blocks) >= 6
+    assert len(blocks) >= 19
     for block in blocks:
         body, _, code = block.group("body").partition("$ echo $?\n")
         result = run_cli(shlex.split(block.group("cmd")))
+        if "--format auto" in block.group("cmd"):  # each example file is named after the format auto must pick
+            assert result.stderr.splitlines() == [
+                f"ingest: {name}: format {Path(name).stem} (auto)" for name in block.group("cmd").split()[6:]
+            ]
         assert COMMIT.sub('"commit":"<id>"', result.stdout) == COMMIT.sub('"commit":"<id>"', body), block.group("cmd")
         assert result.exit_code == (int(code) if code else 0)

@@ -245,6 +245,23 @@ def test_relationship_keys_match_on_either_side_of_the_first_colon(tmp_path: Pat
     assert document["notes"] == ABSENT
 
 
+def test_relationship_keys_split_after_a_known_actor_holding_colons(tmp_path: Path, door: Callable[..., Answer]) -> None:
+    workforce = "principal://iam.googleapis.com/locations/global/workforcePools/p/subject/s"
+    baseline = {
+        "known_actors": [workforce, "alice"],
+        "relationships": {
+            f"{workforce}:projects/_/buckets/exports": {"count": 1},
+            "alice:arn:aws:iam::111122223333:role/OrgAdmin": {"count": 2},
+        },
+    }
+    mine = _over(baseline, tmp_path, door, entity=workforce.upper())
+    assert list(mine["relationships"]) == [f"{workforce}:projects/_/buckets/exports"]
+    role = _over(baseline, tmp_path, door, entity="arn:aws:iam::111122223333:role/OrgAdmin")
+    assert list(role["relationships"]) == ["alice:arn:aws:iam::111122223333:role/OrgAdmin"]
+    assert _over(baseline, tmp_path, door, entity="principal")["relationships"] == {}
+    assert _over(baseline, tmp_path, door, entity="role/OrgAdmin")["relationships"] == {}
+
+
 def test_roles_are_the_union_of_case_variant_keys(tmp_path: Path, door: Callable[..., Answer]) -> None:
     baseline = {
         "known_actors": ["ops"],

@@ -17,6 +17,9 @@ from harness.adapters.table import Derived, Format, Table, array_or_record, firs
 from harness.text.canonjson import json_type
 
 _POLICY = ("permission_change", "role_removal")
+# The kinds whose `role` the baseline reads as what the event granted (store/baseline.py ROLE_TYPES): for these,
+# `role` is only ever what was granted, never the caller's own assumed role.
+_GRANTS = frozenset({*_POLICY, "assume_role", "member_added", "iam_change"})
 
 TABLE = Table(
     format="cloudtrail",
@@ -107,7 +110,7 @@ TABLE = Table(
         "principal_id": ("userIdentity.principalId",),
         "caller": ("userIdentity.arn",),
         "identity_type": ("userIdentity.type",),
-        "region": ("awsRegion",),
+        "aws_region": ("awsRegion",),
         "event_source": ("eventSource",),
         "error_code": ("errorCode",),
         "target_user": ("requestParameters.userName",),
@@ -123,7 +126,8 @@ TABLE = Table(
         "session_name": "AssumedRole: the role session name",
         "actor_role": "AssumedRole: the role (`sessionContext.sessionIssuer.userName`)",
         "role": "policy events: the policy granted or removed (last part of `policyArn`, or `policyName`); "
-        "AssumeRole: the role assumed; otherwise the actor's assumed role",
+        "AssumeRole: the role assumed; AddUserToGroup: the group; other IAM changes: none; otherwise the actor's "
+        "assumed role",
         "type": "`login_failure` when a sign-in has `responseElements.ConsoleLogin` = Failure or an `errorMessage`",
     },
 )
@@ -159,6 +163,8 @@ def _granted(record: dict[str, Any], kind: str) -> str:
     if kind == "assume_role":
         role = text(record, "requestParameters.roleArn")
         return _last_segment(role) if role else ""
+    if kind == "member_added":
+        return text(record, "requestParameters.groupName")
     return ""
 
 
@@ -172,7 +178,7 @@ def _derive(record: dict[str, Any], kind: str) -> Derived:
     failed = kind == "login" and (
         text(record, "responseElements.ConsoleLogin") == "Failure" or bool(text(record, "errorMessage"))
     )
-    role = _granted(record, kind) or metadata.get("actor_role", "")
+    role = _granted(record, kind) if kind in _GRANTS else metadata.get("actor_role", "")
     return Derived(actor=actor, metadata={**metadata, "role": role}, type="login_failure" if failed else "")
 
 

@@ -84,7 +84,7 @@ TABLE = Table(
         "log_name": ("logName",),
         "status": ("protoPayload.status.code",),
         "reason": ("protoPayload.status.message",),
-        "permission": ("protoPayload.authorizationInfo.0.permission",),
+        "iam_permission": ("protoPayload.authorizationInfo.0.permission",),
         "service_account_key": ("protoPayload.authenticationInfo.serviceAccountKeyName",),
         "caller": (
             "protoPayload.authenticationInfo.serviceAccountDelegationInfo.0.firstPartyPrincipal.principalEmail",

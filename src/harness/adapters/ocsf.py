@@ -95,7 +95,7 @@ TABLE = Table(
         "service": ("api.service.name", "service.name"),
         "product": ("metadata.product.name",),
         "vendor": ("metadata.product.vendor_name",),
-        "region": ("cloud.region",),
+        "cloud_region": ("cloud.region",),
         "message": ("message",),
     },
     actor_rule=(

@@ -108,6 +108,24 @@ def _later(a: str, b: str) -> str:
     return b if parse_timestamp(b) > parse_timestamp(a) else a
 
 
+def _split_relationship(key: str, actors: set[str]) -> list[tuple[str, str]]:
+    """The lower-cased (actor, target) readings of an `actor:target` key.
+
+    Either side may hold colons (an ARN, a `principal://` URI), so the key is split after each known actor that
+    starts it; a key no known actor starts (a hand-written baseline file) is split at its first colon.
+    """
+    lowered = key.lower()
+    splits = [
+        (lowered[:at], lowered[at + 1 :])
+        for at, char in enumerate(lowered)
+        if char == ":" and lowered[:at] in actors
+    ]
+    if splits:
+        return splits
+    actor, _, target = lowered.partition(":")
+    return [(actor, target)]
+
+
 class EntityIndex:
     """A baseline's entries grouped by lower-cased entity, so a call costs its matches, not the baseline's size.
 
@@ -132,10 +150,10 @@ class EntityIndex:
             self.roles[actor.lower()].update(entries)
         self.relationships: dict[str, set[str]] = defaultdict(set)
         for key in found.relationships:
-            actor, colon, target = key.partition(":")
-            self.relationships[actor.lower()].add(key)
-            if colon:
-                self.relationships[target.lower()].add(key)
+            for actor, target in _split_relationship(key, self.actors):
+                self.relationships[actor].add(key)
+                if target:
+                    self.relationships[target].add(key)
 
     def profile(self, entity: str) -> tuple[bool, str, list[str]]:
         """Whether a profile exists, and the merged profile's last_seen and sorted geos."""

@@ -109,7 +109,8 @@ def build(events: Iterable[Mapping[str, Any]], built_from_commit: str) -> tuple[
         kind = event["type"].lower()
         meta = event_meta(event["payload"])
         if kind in CREATED_TYPES:
-            principal = first_string(meta, "display_name", "principal_id", "member", "new_principal")
+            # target_user before principal_id: a vendor record's principal_id is its caller's id, not the account made.
+            principal = first_string(meta, "display_name", "target_user", "principal_id", "member", "new_principal")
             if principal is not None:
                 created.add(principal)
                 actors.add(principal)
@@ -124,8 +125,9 @@ def build(events: Iterable[Mapping[str, Any]], built_from_commit: str) -> tuple[
         profile = users[actor]
         profile.last = _later_seen(profile.last, instant, event["timestamp"])
         target = event_target(event["payload"])
-        if target.strip():
-            related[f"{actor}:{sanitize_field(target)}"].add(instant, event["timestamp"])
+        target = sanitize_field(target) if target.strip() else ""
+        if target:
+            related[f"{actor}:{target}"].add(instant, event["timestamp"])
         if kind == "login":
             ip = first_string(meta, "ip", "source_ip", "client_ip")
             geo = first_string(meta, "geo", "location", "region")
@@ -134,8 +136,9 @@ def build(events: Iterable[Mapping[str, Any]], built_from_commit: str) -> tuple[
         if kind in ROLE_TYPES:
             role = first_string(meta, "role", "role_name", "permission", "permission_level")
             if role is not None and _elevated(kind, meta, role):
-                target = first_string(meta, "target_user", "principal_id") or ""
-                roles[actor].add(f"{role.lower()}:{target.lower()}")
+                # The grantee: the user acted on, else the resource (a role, group or repository), else the principal.
+                grantee = first_string(meta, "target_user") or target or first_string(meta, "principal_id") or ""
+                roles[actor].add(f"{role.lower()}:{grantee.lower()}")
     record = {
         "schema_version": SCHEMA_VERSION,
         "built_from_commit": built_from_commit,
