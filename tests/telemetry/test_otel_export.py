@@ -271,3 +271,18 @@ def test_an_unreachable_or_refusing_collector_never_touches_the_call(tmp_path: P
             assert proc.stderr.count("export problems are logged once") == 1, proc.stderr
         assert refusing.bodies  # it was tried
     assert os.path.exists(tmp_path / "ledger.sqlite3")
+
+
+def test_a_call_refused_for_an_unavailable_ledger_is_a_span_without_ledger_ids(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    not_a_ledger = tmp_path / "ledger-is-a-directory"
+    not_a_ledger.mkdir()
+    argv = harness_argv("--workspace", str(tmp_path), "--ledger", str(not_a_ledger), "test_echo",
+                        "--required-name", "n", test_registry=True)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=telemetry_env(receiver), timeout=60)
+    assert proc.returncode == 3 and json.loads(proc.stdout)["error"]["code"] == "ledger_unavailable"
+    (span,) = receiver.spans_named("tools/call test_echo")
+    assert span.attributes["harness.error_code"] == "ledger_unavailable"
+    assert span.attributes["error.type"] == "tool_error"
+    assert not [k for k in span.attributes if k in ("harness.conversation_id", "harness.chain_seq", "harness.row_hash")]
