@@ -19,10 +19,12 @@ from procs import clean_env  # noqa: E402
 pytestmark = pytest.mark.anyio
 
 TESTS_DIR = Path(__file__).resolve().parent.parent
-# The real entry point, over the test registry or the product's, writing sys.modules' names to a file at exit.
+# The real entry point, over the test registry or the product's, writing sys.modules' names to a file at exit
+# (a SIGTERM from the MCP client's shutdown of a slow server included).
 LAUNCHER = (
-    "import atexit, json, sys; sys.path.insert(0, {tests!r}); "
+    "import atexit, json, signal, sys; sys.path.insert(0, {tests!r}); "
     "atexit.register(lambda: open({out!r}, 'w').write(json.dumps(sorted(sys.modules)))); "
+    "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); "
     "from harness.cli import main; "
     "from testops import REGISTRY; main(sys.argv[1:], registry=REGISTRY) if {test_registry!r} else main()"
 )
