@@ -68,7 +68,7 @@ class App:
             try:
                 self._recorder = self.open_recorder()
             except LedgerUnavailableError as exc:
-                self._recorder = UnavailableRecorder(exc.message)
+                self._recorder = self.traced(UnavailableRecorder(exc.message))
         return self._recorder
 
     def open_recorder(self) -> Recorder:
@@ -91,8 +91,20 @@ class App:
         click.get_current_context().call_on_close(recorder.close)
         if is_new_file:
             self.ledger_created = Path(target)
-        self._recorder = recorder
-        return recorder
+        self._recorder = self.traced(recorder)
+        return self._recorder
+
+    def traced(self, recorder: Recorder) -> Recorder:
+        """`recorder` itself while telemetry is off; else wrapped so every call is exported as a span, with a
+        bounded flush when the invocation ends. The SDK is imported only here (README "Tracing")."""
+        settings = self.context().settings.telemetry
+        if not settings.enabled:
+            return recorder
+        from harness.telemetry.otel import Telemetry, TracingRecorder
+
+        telemetry = Telemetry(settings)
+        click.get_current_context().call_on_close(telemetry.shutdown)
+        return TracingRecorder(recorder, telemetry)
 
     def call_context(self) -> CallContext:
         """Identifiers of this CLI call: conversation from the flag, the environment, or fresh."""

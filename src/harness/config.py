@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from harness.errors import InvalidInput
 from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, LedgerSettingsError, is_conninfo
 from harness.serve import settings as serve_keys
+from harness.telemetry import settings as telemetry_keys
 from harness.text.redact import Rule, RuleFileError, load_workspace_rules
 
 CONFIG_NAME = "harness.toml"
@@ -174,6 +175,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
                                        _int_range(1, 100_000)),
         "max_concurrent_calls": Key(8, "tool calls in flight per caller over HTTP (1..256)", _int_range(1, 256)),
     },
+    # The effective endpoint (OTEL_EXPORTER_OTLP_ENDPOINT wins) is resolved by harness.telemetry.settings.
+    "telemetry": {
+        "endpoint": Key("", "OTLP/HTTP collector base URL, e.g. http://127.0.0.1:4318; empty = no telemetry",
+                        telemetry_keys.check_endpoint),
+        "content": Key(False, "export the ledger's redacted arguments and result preview with each span", _boolean),
+    },
     "redaction": {
         "secret_env": Key([], "extra environment variable names whose values are secrets", _string_list),
         "not_secret_env": Key([], "names that look secret but are not", _string_list),
@@ -215,6 +222,7 @@ class Settings:
     conversation_env: str
     environ: Mapping[str, str] = field(repr=False)
     redaction_rules: tuple[Rule, ...] = ()
+    telemetry: telemetry_keys.TelemetrySettings = telemetry_keys.TelemetrySettings()
 
     @property
     def serve(self) -> serve_keys.ServeSettings:
@@ -373,6 +381,11 @@ def load_settings(overrides: Overrides, environ: Mapping[str, str] | None = None
         base = Path.cwd() if overrides.ledger else workspace
         ledger_target = str(base / ledger_target)
 
+    try:
+        telemetry = telemetry_keys.resolve(values["telemetry"], env)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
     return Settings(
         workspace=workspace,
         workspace_source=source,
@@ -390,6 +403,7 @@ def load_settings(overrides: Overrides, environ: Mapping[str, str] | None = None
         conversation_env=env.get("HARNESS_CONVERSATION_ID", ""),
         environ=env,
         redaction_rules=read_redaction_rules(workspace),
+        telemetry=telemetry,
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.config import Settings, process_environment
+from harness.telemetry.settings import header_values
 from harness.text.redact import KnownSecrets, Redactor, build_redactor
 
 
@@ -31,6 +32,8 @@ def known_secrets(settings: Settings) -> KnownSecrets:
         known.add(settings.okta_token, "OKTA_API_TOKEN")
     if settings.serve_token:
         known.add(settings.serve_token, "HARNESS_SERVE_TOKEN")
+    for value in header_values(settings.environ):
+        known.add(value, "OTLP headers")
     if "://" in settings.ledger_target:
         dsn = urlsplit(settings.ledger_target)
         if dsn.password:

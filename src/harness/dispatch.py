@@ -39,6 +39,12 @@ class CallContext:
     client_id: str = ""
     scopes: tuple[str, ...] = ()
     peer: str = ""
+    # Telemetry only (docs/decisions.md, "OpenTelemetry export"): the caller's W3C trace context from
+    # params._meta, the negotiated protocol version, and the digest of the transport session id.
+    trace_parent: str = ""
+    trace_state: str = ""
+    protocol_version: str = ""
+    session_digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,30 +87,51 @@ class CallRecord:
     started_ns: int = field(default_factory=time.perf_counter_ns)
 
 
-class Recorder(Protocol):
-    """The ledger seam: a start row before the handler, an end row after."""
+class WrittenRow(Protocol):
+    """What a recorder's caller may read of a ledger row it wrote (harness.ledger.model.LedgerRow): telemetry
+    exports these stored, redacted values and never the call's own."""
 
-    def begin(self, record: CallRecord) -> None:
+    @property
+    def conversation_id(self) -> str: ...
+    @property
+    def tool_call_id(self) -> str: ...
+    @property
+    def chain_seq(self) -> int: ...
+    @property
+    def row_hash(self) -> bytes: ...
+    @property
+    def arguments(self) -> str | None: ...
+    @property
+    def result_preview(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+class Recorder(Protocol):
+    """The ledger seam: a start row before the handler, an end row after. Each method returns the rows it wrote
+    (none when it wrote nothing); the dispatcher ignores them, a wrapping recorder (telemetry) reads them."""
+
+    def begin(self, record: CallRecord) -> WrittenRow | None:
         """Write the start row durably; raise LedgerUnavailableError if it cannot be written."""
 
-    def finish(self, record: CallRecord, outcome: Outcome, duration_ms: int, exit_code: int | None) -> None:
+    def finish(self, record: CallRecord, outcome: Outcome, duration_ms: int, exit_code: int | None) -> WrittenRow | None:
         """Write the end row; never raise (a failure is logged, the response stands)."""
 
-    def refuse(self, record: CallRecord, outcome: Outcome, exit_code: int | None) -> None:
+    def refuse(self, record: CallRecord, outcome: Outcome, exit_code: int | None) -> tuple[WrittenRow, ...]:
         """Write start and end of a call refused before its handler; never raise."""
 
 
 class NullRecorder:
     """Records nothing (benchmarks' baseline and tests of the bare surface)."""
 
-    def begin(self, record: CallRecord) -> None:
+    def begin(self, record: CallRecord) -> WrittenRow | None:
         return None
 
-    def finish(self, record: CallRecord, outcome: Outcome, duration_ms: int, exit_code: int | None) -> None:
+    def finish(self, record: CallRecord, outcome: Outcome, duration_ms: int, exit_code: int | None) -> WrittenRow | None:
         return None
 
-    def refuse(self, record: CallRecord, outcome: Outcome, exit_code: int | None) -> None:
-        return None
+    def refuse(self, record: CallRecord, outcome: Outcome, exit_code: int | None) -> tuple[WrittenRow, ...]:
+        return ()
 
 
 def serialize(document: Mapping[str, Any]) -> str:

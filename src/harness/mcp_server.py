@@ -28,6 +28,12 @@ CONVERSATION_META = "harness/conversation_id"
 TOOL_CALL_META = "harness/tool_call_id"
 CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
 SESSION_HEADER = "mcp-session-id"
+# W3C trace context carried in params._meta (the MCP semantic conventions' context propagation).
+TRACEPARENT_META = "traceparent"
+TRACESTATE_META = "tracestate"
+TRACEPARENT_CAP = 128
+TRACESTATE_CAP = 512
+SDK_TRACING_MIDDLEWARE = "OpenTelemetryMiddleware"
 
 INSTRUCTIONS = (
     "triage-harness tools. Every tool returns one JSON object; errors come back as a tool error whose text is "
@@ -103,6 +109,7 @@ class CallContextFactory:
             conversation, source = str(uuid7()), "generated"
         client_call = meta.get(TOOL_CALL_META)
         caller = caller_of(ctx.request)
+        protocol = getattr(ctx, "protocol_version", None)
         return CallContext(
             surface="mcp",
             transport=self.transport,
@@ -118,7 +125,18 @@ class CallContextFactory:
             client_id=caller.client_id,
             scopes=caller.scopes,
             peer=caller.peer,
+            trace_parent=_meta_text(meta, TRACEPARENT_META, TRACEPARENT_CAP),
+            trace_state=_meta_text(meta, TRACESTATE_META, TRACESTATE_CAP),
+            protocol_version=protocol if isinstance(protocol, str) else "",
+            session_digest=session_conversation_id(session_id) if session_id else "",
         )
+
+
+def _meta_text(meta: Mapping[str, Any], key: str, cap: int) -> str:
+    """A W3C trace-context value from _meta: a string within its size, else nothing (the propagator checks the
+    format)."""
+    value = meta.get(key)
+    return value if isinstance(value, str) and len(value) <= cap else ""
 
 
 def build_server(
@@ -188,6 +206,9 @@ def build_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    # The harness exports its own span per tool call, with the ledger's ids (README "Tracing"): the SDK's default
+    # OpenTelemetry middleware would add a second one whenever a global tracer provider is set, so it is dropped.
+    server.middleware[:] = [m for m in server.middleware if type(m).__name__ != SDK_TRACING_MIDDLEWARE]
     server.middleware.append(KnownSecretMiddleware(context.redactor))
     return server
 

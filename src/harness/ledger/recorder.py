@@ -25,7 +25,7 @@ from harness import __version__
 from harness.errors import LedgerUnavailableError
 from harness.ledger import ids
 from harness.ledger.errors import LedgerError
-from harness.ledger.model import PREVIEW_CAP, LedgerEvent
+from harness.ledger.model import PREVIEW_CAP, LedgerEvent, LedgerRow
 from harness.ledger.records import Clock
 from harness.ledger.settings import LedgerSettings
 from harness.ledger.store import Store, open_store
@@ -201,8 +201,8 @@ class LedgerRecorder:
         self._clock = clock
         self._sleep = sleep
 
-    def begin(self, record: RecordView) -> None:
-        """Write the start row durably; raise LedgerUnavailableError when it cannot be written."""
+    def begin(self, record: RecordView) -> LedgerRow:
+        """Write the start row durably and return it; raise LedgerUnavailableError when it cannot be written."""
         ident = identify(record, self._redactor)
         start = self._start_event(ident, record)
         try:
@@ -211,37 +211,43 @@ class LedgerRecorder:
             raise LedgerUnavailableError(self._message(exc)) from exc
         if not reservation.owned:
             raise LedgerUnavailableError("the ledger already holds this call key: duplicate call key")
+        return reservation.start
 
-    def finish(self, record: RecordView, outcome: OutcomeView, duration_ms: int, exit_code: int | None) -> None:
-        """Write the end row, retrying once after 50 ms; a failure leaves the call in flight and is logged."""
+    def finish(
+        self, record: RecordView, outcome: OutcomeView, duration_ms: int, exit_code: int | None
+    ) -> LedgerRow | None:
+        """Write the end row, retrying once after 50 ms, and return it; a failure leaves the call in flight, is
+        logged, and returns None."""
         try:
             ident = identify(record, self._redactor)
             end = self._end_event(ident, record, outcome, self._clock(), duration_ms, exit_code)
         except Exception:  # noqa: BLE001 - the response stands whatever happens here
             log.exception("ledger: cannot build the end row of %s", _ids_text(record))
-            return
+            return None
         for attempt in (1, 2):
             try:
-                self.store.insert(end)
-                return
+                return self.store.insert(end).row
             except Exception as exc:  # noqa: BLE001 - the response stands whatever happens here
                 if attempt == 2:
                     problem = self._message(exc)
                     log.error("ledger: end row not written, call left in flight (%s): %s", _ids_text(record), problem)
-                    return
+                    return None
             self._sleep(END_RETRY_DELAY_S)
+        return None
 
-    def refuse(self, record: RecordView, outcome: OutcomeView, exit_code: int | None) -> None:
-        """Write start and end of a call refused before its handler in one transaction; failures are logged."""
+    def refuse(self, record: RecordView, outcome: OutcomeView, exit_code: int | None) -> tuple[LedgerRow, ...]:
+        """Write start and end of a call refused before its handler in one transaction and return both rows;
+        failures are logged and return no rows."""
         try:
             ident = identify(record, self._redactor)
             start = self._start_event(ident, record)
             end = self._end_event(ident, record, outcome, record.started_at, 0, exit_code)
-            self.store.insert_many([start, end])
+            return tuple(result.row for result in self.store.insert_many([start, end]))
         except LedgerError as exc:
             log.error("ledger: refused call not recorded (%s): %s", _ids_text(record), self._message(exc))
         except Exception:  # noqa: BLE001 - the original error is returned whatever happens here
             log.exception("ledger: refused call not recorded (%s)", _ids_text(record))
+        return ()
 
     def close(self) -> None:
         """Close the store."""
@@ -328,9 +334,10 @@ class UnavailableRecorder:
     def finish(self, record: RecordView, outcome: OutcomeView, duration_ms: int, exit_code: int | None) -> None:
         """Never reached: begin refused the call."""
 
-    def refuse(self, record: RecordView, outcome: OutcomeView, exit_code: int | None) -> None:
+    def refuse(self, record: RecordView, outcome: OutcomeView, exit_code: int | None) -> tuple[LedgerRow, ...]:
         """Log that the refused call could not be recorded."""
         log.error("ledger: refused call not recorded (%s): %s", _ids_text(record), self.message)
+        return ()
 
     def close(self) -> None:
         """Nothing to release."""
