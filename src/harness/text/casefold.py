@@ -51,15 +51,18 @@ def _normalize_walk(key: str) -> str:
             after_lower_or_digit = False
             continue
         category = unicodedata.category(ch)
-        if category == "Lu":
+        lowered = ch.lower()
+        # An uppercase letter with no lowercase form (mathematical capitals) stays as it is, so it
+        # must read like any other letter, or a second pass would see "lower then upper" and split.
+        if category == "Lu" and lowered != ch:
             # The flag is only on right after a letter or digit was appended, which also means
             # "not the first code point" and "output does not end in _".
             if after_lower_or_digit:
                 out.append("_")
-            out.append(ch.lower())
+            out.append(lowered)
             after_lower_or_digit = False
         else:
-            out.append(ch.lower())
+            out.append(lowered)
             after_lower_or_digit = category[0] == "L" or category == "Nd"
     return "".join(out)
 
