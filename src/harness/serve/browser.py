@@ -17,7 +17,7 @@ from harness.serve.responses import send_json
 UI_PREFIX = "/ui/"
 LOGIN_PATH = UI_PREFIX + "login"
 # The style sheet is the one thing the sign-in page needs before the cookie exists.
-PUBLIC_PATHS = frozenset({LOGIN_PATH, UI_PREFIX + "static/ui.css"})
+PUBLIC_PATHS = frozenset({LOGIN_PATH, UI_PREFIX + "static/ui.css", UI_PREFIX + "static/icon.svg"})
 COOKIE_NAME = "harness_ui"
 _COOKIE_CONTEXT = b"triage-harness ledger view cookie v1"
 LOGIN_BODY_MAX = 4096

@@ -54,14 +54,18 @@ CSP = (
 )
 # A sidecar result is served as text that no browser may render, sniff or script.
 RAW_CSP = "default-src 'none'; sandbox; frame-ancestors 'none'"
+# same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" on the heads upload, which the
+# Host/Origin guard rightly refuses.
 SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
     "x-frame-options": "DENY",
     "cross-origin-opener-policy": "same-origin",
     "cross-origin-resource-policy": "same-origin",
 }
+# Browsers ask for /favicon.ico even on a text page; a 404 would be console noise in every tab.
+ICON_PATH = "/ui/static/icon.svg"
 FILTER_KEYS = ("since", "until", "tool", "status", "principal", "text")
 
 
@@ -357,6 +361,9 @@ def standalone_app(view: LedgerView, policy: HostPolicy) -> ASGIApp:
     async def to_view(request: Request) -> Response:
         return RedirectResponse("/ui/", status_code=307)
 
+    async def icon(request: Request) -> Response:
+        return RedirectResponse(ICON_PATH, status_code=307)
+
     app = Starlette(routes=[Route("/", to_view, methods=["GET"]), Route("/ui", to_view, methods=["GET"]),
-                            Mount("/ui", app=ui_app(view))])
+                            Route("/favicon.ico", icon, methods=["GET"]), Mount("/ui", app=ui_app(view))])
     return HostOriginGuard(app, policy)
