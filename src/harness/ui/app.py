@@ -307,9 +307,13 @@ class Pages:
                           with_heads=heads is not None, sidecars=sidecars)
 
     async def csp_report(self, request: Request) -> Response:
-        body = await request.body()
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > CSP_REPORT_MAX:
+                return Response(status_code=413)  # a report is small; a large body is not one
         report = {"received_at": format_ts(datetime.datetime.now(datetime.UTC)), "bytes": len(body),
-                  "body": body[:CSP_REPORT_MAX].decode("utf-8", errors="replace")}
+                  "body": body.decode("utf-8", errors="replace")}
         with self.view.lock:
             self.view.csp_reports.append(report)
         log.warning("CSP violation reported by a browser on the ledger view (%d bytes)", len(body))
@@ -327,8 +331,6 @@ async def _run(request: Request, handler: Any) -> Response:
     pages: Pages = request.app.state.pages
     try:
         return await anyio.to_thread.run_sync(handler, request)
-    except InvalidInput as exc:
-        return pages._error(400, str(exc))
     except HarnessError as exc:
         return pages._error(400, str(exc))
     except LedgerError as exc:
