@@ -76,7 +76,8 @@ def page_query(d: Dialect, where: ConversationFilter, after: PageKey | None, lim
         sql, params = sql + " AND s.ts < ?", [*params, d.ts_to_db(where.until)]
     if after is not None:
         at = d.ts_to_db(after.started_at)
-        sql += " AND (s.ts < ? OR (s.ts = ? AND s.conversation_id > ?))"
+        # The bare `s.ts <= ?` is the range an index can seek to; the OR alone would make it scan from the top.
+        sql += " AND s.ts <= ? AND (s.ts < ? OR s.conversation_id > ?)"
         params += [at, at, after.conversation_id]
     rows_of = " FROM {ti} t WHERE t.conversation_id = s.conversation_id"
     if where.tool_name is not None:
