@@ -194,3 +194,16 @@ def test_hostile_corpus_never_executes_nor_breaks_the_layout(
     tab.page.hover("#call-1 pre")
     tab.page.screenshot(path=str(tmp_path / "hostile.png"))
     _assert_silent(tab, served)
+
+
+def test_the_watchers_see_a_violation_when_there_is_one(tab: Tab, served: Served, ledger: Ledger) -> None:
+    # What the silence above is measured with: markup that did reach the page is blocked and reported.
+    tab.open("/ui/")
+    tab.page.evaluate("document.body.insertAdjacentHTML('beforeend', '<img src=\"https://evil.test/x.png\">')")
+    deadline = tab.page.evaluate("Date.now()") + 10_000
+    while not served.view.csp_reports and tab.page.evaluate("Date.now()") < deadline:
+        tab.page.wait_for_timeout(100)
+    assert len(served.view.csp_reports) == 1
+    assert "img-src" in served.view.csp_reports[0]["body"] and "evil.test" in served.view.csp_reports[0]["body"]
+    assert any("Content Security Policy" in line for line in tab.console)
+    assert tab.page.locator(FOREIGN).count() == 1
