@@ -5,7 +5,9 @@ BIN := $(VENV)/bin
 WORKSPACE ?= .harness
 PYTEST_ARGS ?=
 
-.PHONY: run test bench venv clean
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: run test bench venv clean browser
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -31,7 +33,18 @@ run: $(VENV)/.installed-run
 	$(BIN)/harness --workspace $(WORKSPACE) init >/dev/null
 	$(BIN)/harness --workspace $(WORKSPACE) serve --http 127.0.0.1:8765
 
-test: $(VENV)/.installed-test
+# The ledger view's tests drive Debian's Chromium (Playwright from the test extra, the system browser, no download).
+# Installed here when missing and possible (root with apt); a no-op once it is there.
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "note: $(CHROMIUM) is missing (apt-get install chromium); the browser tests will skip" >&2; \
+	  fi; \
+	fi
+
+test: $(VENV)/.installed-test browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-bench

@@ -23,7 +23,7 @@ from harness.outputs import filtered_std_streams
 from harness.surface import OPERATIONS, Registry
 from harness.text import canonjson
 
-OPERATOR_COMMANDS = ("init", "serve", "ingest", "pull", "baseline", "ledger", "redact", "schema")
+OPERATOR_COMMANDS = ("init", "serve", "ui", "ingest", "pull", "baseline", "ledger", "redact", "schema")
 
 
 @dataclass
@@ -436,8 +436,63 @@ def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets:
 
         anyio.run(mcp_server.serve_stdio, server)
         return
+    try:
+        ui = _ledger_view_app(app)
+    except HarnessError as exc:
+        _fail("serve", exc, app.pretty)
     click.echo(connect_help(plan.url, settings.workspace, registry), err=True)
-    mcp_server.serve_http(server, plan, bearer_token=settings.serve_token, redactor=context.redactor)
+    mcp_server.serve_http(server, plan, bearer_token=settings.serve_token, redactor=context.redactor, ui=ui)
+
+
+def _ledger_view(app: App) -> Any:
+    """The ledger web view's reads: the configured ledger opened for reading only, and the workspace of its
+    sidecars. A ledger that cannot be opened is ledger_unavailable."""
+    from harness.ledger.errors import LedgerError
+    from harness.ledger.store import open_store
+    from harness.ui.app import LedgerView
+
+    context = app.context()
+    settings = context.settings
+    try:
+        store = open_store(settings.ledger_target, redactor=context.redactor, clock=context.clock,
+                           settings=settings.ledger, create=False)
+    except LedgerError as exc:
+        raise LedgerUnavailableError(context.redactor.redact_line(str(exc), 1024)) from exc
+    return LedgerView(store, settings.workspace)
+
+
+def _ledger_view_app(app: App) -> Any:
+    from harness.ui.app import ui_app
+
+    return ui_app(_ledger_view(app))
+
+
+@main_group.command("ui")
+@click.option("--http", "http_bind", default="127.0.0.1:8766", show_default=True, metavar="HOST:PORT",
+              help="Loopback address to serve the ledger view on (http://HOST:PORT/ui/).")
+@click.pass_obj
+def ui_command(app: App, http_bind: str) -> None:
+    """Serve the ledger web view alone, read-only, on a loopback address (docs/decisions.md, "Ledger web view")."""
+    import uvicorn
+
+    from harness.errors import Refused
+    from harness.mcp_server import KnownSecretBodies
+    from harness.serve.connections import KEEP_ALIVE_S, HeaderDeadlineProtocol
+    from harness.serve.origins import HostPolicy, is_loopback
+    from harness.ui.app import standalone_app
+
+    try:
+        host, port = _parse_bind(http_bind)
+        if not is_loopback(host):
+            raise Refused(f"refusing to bind {host}: `harness ui` serves loopback only; use `harness serve` for more")
+        view = _ledger_view(app)
+    except HarnessError as exc:
+        _fail("ui", exc, app.pretty)
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"triage-harness {__version__}: ledger view at http://{shown}:{port}/ui/ ({view.store.backend})", err=True)
+    asgi = KnownSecretBodies(standalone_app(view, HostPolicy(True)), app.context().redactor)
+    uvicorn.run(asgi, host=host, port=port, log_level="warning", log_config=None,
+                http=HeaderDeadlineProtocol, timeout_keep_alive=KEEP_ALIVE_S)
 
 
 def connect_help(url: str, workspace: Path, registry: Registry) -> str:

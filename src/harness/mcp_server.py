@@ -278,7 +278,9 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve_http(server: Server[Any], plan: ServePlan, *, redactor: Any, bearer_token: str = "") -> None:
+def serve_http(
+    server: Server[Any], plan: ServePlan, *, redactor: Any, bearer_token: str = "", ui: Any = None
+) -> None:
     """Serve streamable HTTP at plan.url until interrupted, every response body through the known-secret filter;
     uvicorn logs through the root logger's redacting handler (no log_config of its own)."""
     import uvicorn
@@ -286,6 +288,6 @@ def serve_http(server: Server[Any], plan: ServePlan, *, redactor: Any, bearer_to
     from harness.serve.app import http_app
     from harness.serve.connections import KEEP_ALIVE_S, HeaderDeadlineProtocol
 
-    app = KnownSecretBodies(http_app(server, plan, bearer_token=bearer_token), redactor)
+    app = KnownSecretBodies(http_app(server, plan, bearer_token=bearer_token, ui=ui), redactor)
     uvicorn.run(app, host=plan.host, port=plan.port, log_level="warning", log_config=None,
                 http=HeaderDeadlineProtocol, timeout_keep_alive=KEEP_ALIVE_S)

@@ -291,3 +291,20 @@ async def test_an_initialize_flood_from_one_principal_leaves_others_able_to_work
     async with served.client(served.issuer.token(served.audience, sub="carol@example.test")) as client:
         result = await client.call_tool("test_echo", {"required_name": "still here"})
     assert not result.is_error
+
+
+def test_the_ledger_view_needs_a_token_with_the_ledger_scope(served: Served) -> None:
+    view = served.url.replace("/mcp", "/ui/")
+    metadata_url = served.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+    reply = httpx2.get(view)
+    assert reply.status_code == 401 and f'resource_metadata="{metadata_url}"' in reply.headers["www-authenticate"]
+    tools_only = served.issuer.token(served.audience)  # investigate and triage, not the ledger
+    reply = httpx2.get(view, headers={"authorization": f"Bearer {tools_only}"})
+    assert reply.status_code == 403
+    assert 'error="insufficient_scope", scope="harness:ledger:read"' in reply.headers["www-authenticate"]
+    reader = served.issuer.token(served.audience, scope="harness:ledger:read")
+    reply = httpx2.get(view, headers={"authorization": f"Bearer {reader}"})
+    assert reply.status_code == 200 and "<h1>Conversations</h1>" in reply.text
+    assert reply.headers["content-security-policy"].startswith("default-src 'none'")
+    # The ledger scope opens the view, not the tools.
+    assert served.post(reader).status_code == 200  # initialize needs no toolset

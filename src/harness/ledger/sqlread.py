@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from harness.ledger import browse
 from harness.ledger.catalog import SchemaObject, as_set
 from harness.ledger.dialect import COLUMNS_SQL, ROW_BY_KEY, Dialect
 from harness.ledger.errors import LedgerValueError
@@ -164,6 +165,12 @@ class SqlSnapshot:
             for tid, cid, at, by, count, seq, h in self._fetch(sql, [])
         ]
 
+    def conversation_page(
+        self, where: browse.ConversationFilter, after: browse.PageKey | None, limit: int
+    ) -> list[browse.ConversationRow]:
+        """The web view's conversation list: newest first, filtered, one keyset page (browse.py)."""
+        return browse.conversation_page(self._d, self._fetch, where, after, limit)
+
     def calls(self, where: CallFilter, limit: int) -> list[Call]:
         """Starts joined with their ends, newest first; at most `limit`."""
         sql, params = _CALL_SELECT.replace("{principal}", self._d.principal_sql), []
@@ -285,6 +292,11 @@ class EmptySnapshot:
         return frozenset()
 
     def tombstones(self) -> list[Tombstone]:
+        return []
+
+    def conversation_page(
+        self, where: browse.ConversationFilter, after: browse.PageKey | None, limit: int
+    ) -> list[browse.ConversationRow]:
         return []
 
     def calls(self, where: CallFilter, limit: int) -> list[Call]:

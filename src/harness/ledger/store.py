@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
+from harness.ledger.browse import ConversationFilter, ConversationRow, PageKey
 from harness.ledger.catalog import SchemaObject
 from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable, LedgerValueError
 from harness.ledger.model import LedgerEvent, LedgerRedactor, LedgerRow
@@ -87,6 +88,10 @@ class Snapshot(Protocol):
     def catalog(self) -> frozenset[SchemaObject]: ...
 
     def calls(self, where: CallFilter, limit: int) -> list[Call]: ...
+
+    def conversation_page(
+        self, where: ConversationFilter, after: PageKey | None, limit: int
+    ) -> list[ConversationRow]: ...
 
 
 class Store(Protocol):

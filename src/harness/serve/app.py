@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp
 
 from harness.serve.bearer import StaticBearerMiddleware
 from harness.serve.disconnect import CompleteBodyMiddleware
@@ -17,23 +22,36 @@ from harness.serve.oauth import JwtVerifier, auth_settings
 from harness.serve.origins import HostPolicy
 from harness.serve.plan import MCP_PATH, ServePlan
 from harness.serve.sessions import OpenSessions, SessionOpenLimiter
+from harness.serve.uigate import LedgerScopeGate
 
 # An opening request is admitted and released at once: only the rate applies to session opens.
 SESSION_OPENS_IN_FLIGHT = 1_000_000
 
 
-def http_app(server: Server[Any], plan: ServePlan, *, bearer_token: str = "") -> Starlette:
+async def _to_view(request: Request) -> RedirectResponse:
+    return RedirectResponse("/ui/", status_code=307)
+
+
+def http_app(server: Server[Any], plan: ServePlan, *, bearer_token: str = "", ui: ASGIApp | None = None) -> Starlette:
     """Host/Origin guard outermost (every path, before authentication), then authentication, then the body
-    buffer, then the SDK transport (whose own Host check is off: the guard covers every bind)."""
+    buffer, then the SDK transport (whose own Host check is off: the guard covers every bind). `ui`, the ledger
+    view, is mounted at /ui behind the same guard and authentication (in OAuth mode, its scope too)."""
     oauth: dict[str, Any] = {}
+    routes: list[Any] = []
     if plan.auth == "oauth":
-        oauth = {"auth": auth_settings(plan.settings), "token_verifier": JwtVerifier(plan.settings)}
+        settings = auth_settings(plan.settings)
+        oauth = {"auth": settings, "token_verifier": JwtVerifier(plan.settings)}
+        if ui is not None:
+            ui = LedgerScopeGate(ui, str(build_resource_metadata_url(settings.resource_server_url)))
+    if ui is not None:
+        routes = [Route("/ui", _to_view, methods=["GET"]), Mount("/ui", app=ui)]
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         host=plan.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         session_idle_timeout=plan.settings.session_idle_timeout_s,
         max_sessions=plan.settings.max_sessions,
+        custom_starlette_routes=routes,
         **oauth,
     )
     # Innermost of the middleware, after the SDK's authentication, so the session limit knows the caller.

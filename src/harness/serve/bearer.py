@@ -8,6 +8,7 @@ import hmac
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from harness.serve import browser
 from harness.serve.responses import send_json
 
 SCHEME = "bearer"
@@ -30,7 +31,8 @@ def token_matches(given: str, expected: str) -> bool:
 
 
 class StaticBearerMiddleware:
-    """Requires `Authorization: Bearer <token>` with the configured token on every HTTP request."""
+    """Requires `Authorization: Bearer <token>` with the configured token on every HTTP request; under /ui/ the
+    ledger view's cookie (harness.serve.browser) is accepted too, and a browser without either is sent to sign in."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
@@ -40,11 +42,24 @@ class StaticBearerMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = bearer_credentials(Headers(scope=scope).get("authorization", ""))
-        if given is None or not token_matches(given, self._token):
-            refusal = {"error": "a valid bearer token is required"}
-            await send_json(send, 401, refusal, ((b"www-authenticate", b"Bearer"),))
+        headers = Headers(scope=scope)
+        given = bearer_credentials(headers.get("authorization", ""))
+        if given is not None and token_matches(given, self._token):
+            scope[AUTH_SCOPE_KEY] = "bearer"
+            await self.app(scope, receive, send)
             return
-        scope[AUTH_SCOPE_KEY] = "bearer"
-        await self.app(scope, receive, send)
+        path = scope["path"]
+        if given is None and browser.is_ui_path(path):
+            if browser.cookie_matches(headers, self._token):
+                scope[AUTH_SCOPE_KEY] = "bearer"
+                await self.app(scope, receive, send)
+            elif path == browser.LOGIN_PATH and scope["method"] == "POST":
+                await browser.sign_in(scope, receive, send, self._token)
+            elif path in browser.PUBLIC_PATHS and scope["method"] == "GET":
+                await self.app(scope, receive, send)
+            else:
+                await browser.refuse(scope, send)
+            return
+        refusal = {"error": "a valid bearer token is required"}
+        await send_json(send, 401, refusal, ((b"www-authenticate", b"Bearer"),))
 
