@@ -58,14 +58,16 @@ def prepare(root: Path, events: int) -> Path:
     return workspace
 
 
-def populate(workspace: Path, events: int) -> None:
-    """Create `workspace` with `events` generated events (store_bench.generate) and a baseline built from them."""
+def populate(workspace: Path, events: int, *, baseline: bool = True) -> None:
+    """Create `workspace` with `events` generated events (store_bench.generate) and, unless told not to, a
+    baseline built from them."""
     workspace.parent.mkdir(parents=True, exist_ok=True)
     events_file = workspace.parent / f"{workspace.name}.events.jsonl"
     generate(events_file, events)
     harness(workspace, "init", "--empty")
     harness(workspace, "ingest", "events", str(events_file))
-    harness(workspace, "baseline", "build")
+    if baseline:
+        harness(workspace, "baseline", "build")
     events_file.unlink()
 
 
