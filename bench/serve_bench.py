@@ -269,6 +269,9 @@ def measure(workspace: Path, args: argparse.Namespace, log: Path) -> list[dict[s
             anyio.run(_many_readers, url, clients, max(5, calls // 10))
         beside = anyio.run(_search_beside_stall, url, stalled, calls)
         rates = _throughput(url, counts, mid, seconds, repeats)
+    except BaseException:
+        print(f"server output:\n{log.read_text()[-4000:]}", file=sys.stderr)
+        raise
     finally:
         proc.terminate()
         proc.wait(timeout=30)
