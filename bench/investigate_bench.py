@@ -54,13 +54,21 @@ def harness(workspace: Path, *args: str) -> None:
 def prepare(root: Path, events: int) -> Path:
     """A workspace holding `events` generated events and a baseline built from them, by the real commands."""
     workspace = root / "W"
-    events_file = root / "events.jsonl"
+    populate(workspace, events)
+    return workspace
+
+
+def populate(workspace: Path, events: int, *, baseline: bool = True) -> None:
+    """Create `workspace` with `events` generated events (store_bench.generate) and, unless told not to, a
+    baseline built from them."""
+    workspace.parent.mkdir(parents=True, exist_ok=True)
+    events_file = workspace.parent / f"{workspace.name}.events.jsonl"
     generate(events_file, events)
     harness(workspace, "init", "--empty")
     harness(workspace, "ingest", "events", str(events_file))
-    harness(workspace, "baseline", "build")
+    if baseline:
+        harness(workspace, "baseline", "build")
     events_file.unlink()
-    return workspace
 
 
 def query_figures(workspace: Path) -> list[dict[str, Any]]:

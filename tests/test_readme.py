@@ -34,7 +34,8 @@ def test_the_readme_has_checked_examples_of_every_investigation_operation() -> N
 
 
 def test_checked_examples_print_what_the_readme_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HARNESS_ROOT", "HARNESS_CONVERSATION_ID", "HARNESS_RULES_SHA256", "HARNESS_LEDGER_URL"):
+    for name in ("HARNESS_ROOT", "HARNESS_CONVERSATION_ID", "HARNESS_RULES_SHA256", "HARNESS_LEDGER_URL",
+                 "HARNESS_SERVE_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     assert run_cli(["--workspace", ".harness", "init"]).exit_code == 0

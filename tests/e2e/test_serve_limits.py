@@ -64,6 +64,39 @@ async def test_open_sessions_are_capped_per_peer_and_others_keep_working(capped:
         assert flooder.post(url, json=INITIALIZE, headers=ACCEPT).status_code == 429
 
 
+@pytest.fixture
+def idling(tmp_path: Path) -> Iterator[int]:
+    port = free_port()
+    (tmp_path / "harness.toml").write_text(
+        "[serve]\nmax_sessions_per_caller = 2\nsession_burst = 100\nsession_idle_timeout_s = 10\n"
+    )
+    argv = harness_argv("--workspace", str(tmp_path), "serve", "--http", f"127.0.0.1:{port}", test_registry=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+    try:
+        wait_for_port(port, proc)
+        yield port
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+@pytest.mark.slow
+def test_a_session_that_idles_out_frees_its_place(idling: int) -> None:
+    url = f"http://127.0.0.1:{idling}/mcp"
+    with httpx2.Client() as http:
+        held = [http.post(url, json=INITIALIZE, headers=ACCEPT) for _ in range(2)]
+        assert [a.status_code for a in held] == [200, 200]
+        assert http.post(url, json=INITIALIZE, headers=ACCEPT).status_code == 429
+        # Nothing is sent on the held sessions: the transport ends them after session_idle_timeout_s (10 s).
+        deadline = time.monotonic() + 40
+        while (answer := http.post(url, json=INITIALIZE, headers=ACCEPT)).status_code == 429:
+            assert time.monotonic() < deadline, "no place was freed by the idle timeout"
+            time.sleep(1)
+        assert answer.status_code == 200
+        ended = {**ACCEPT, "mcp-session-id": held[0].headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        assert http.delete(url, headers=ended).status_code == 404  # ended by the idle timeout, not by us
+
+
 def _closed_after(sock: socket.socket, trickle: bytes = b"") -> float:
     """Seconds until the server closes `sock` (sending one byte of `trickle` a second meanwhile)."""
     start = time.monotonic()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import jwt
 import pytest
@@ -89,8 +90,8 @@ class Served:
         headers = {**ACCEPT, **({"authorization": f"{scheme} {token}"} if token is not None else {})}
         return httpx2.post(self.url, json=INITIALIZE, headers=headers)
 
-    def client(self, token: str) -> Client:
-        http = httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"})
+    def client(self, token: str, timeout_s: float = 5.0) -> Client:
+        http = httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=timeout_s)
         return Client(streamable_http_client(self.url, http_client=http), mode="legacy")
 
 
@@ -308,3 +309,60 @@ def test_the_ledger_view_needs_a_token_with_the_ledger_scope(served: Served) -> 
     assert reply.headers["content-security-policy"].startswith("default-src 'none'")
     # The ledger scope opens the view, not the tools.
     assert served.post(reader).status_code == 200  # initialize needs no toolset
+
+FLOOD_S = 30
+# Principals beside the flooder, used in turn so that none of them reaches its own session rate.
+OTHERS = [f"worker-{n}@example.test" for n in range(6)]
+
+
+@pytest.mark.slow
+async def test_a_30_s_initialize_flood_leaves_other_principals_working_during_and_after(served: Served) -> None:
+    flooder = served.issuer.token(served.audience, sub="flood-30@example.test")
+    statuses: list[int] = []
+    flooding = True
+    done_during: list[str] = []
+    done: list[str] = []
+
+    async def flood() -> None:
+        headers = {**ACCEPT, "authorization": f"Bearer {flooder}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+            while flooding:
+                statuses.append((await http.post(served.url, json=INITIALIZE)).status_code)
+
+    async def work(principal: str) -> None:
+        token = served.issuer.token(served.audience, sub=principal, client_id="flood-bystander")
+        async with served.client(token, timeout_s=60) as client:
+            result = await client.call_tool("test_echo", {"required_name": principal})
+        assert not result.is_error, result.content[0].text
+        assert json.loads(result.content[0].text)["name"] == principal
+        done.append(principal)
+
+    async def stop_after_flood() -> None:
+        nonlocal flooding
+        await anyio.sleep(FLOOD_S)
+        flooding = False
+
+    async def bystanders() -> None:
+        turn = 0
+        while flooding:
+            principal = OTHERS[turn % len(OTHERS)]
+            await work(principal)
+            if flooding:
+                done_during.append(principal)
+            turn += 1
+            await anyio.sleep(0.5)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stop_after_flood)
+        for _ in range(4):
+            tg.start_soon(flood)
+        tg.start_soon(bystanders)
+    # The flood was refused, not served: a few sessions (at most max_sessions_per_caller, 20), then 429s.
+    assert set(statuses) == {200, 429}, sorted(set(statuses))
+    assert statuses.count(200) <= 20 < statuses.count(429), (statuses.count(200), statuses.count(429))
+    # Other principals opened sessions and called tools while it lasted, and still do once it is over.
+    assert len(done_during) >= len(OTHERS), done_during
+    await work("after-the-flood@example.test")
+    for principal in [*OTHERS, "after-the-flood@example.test"]:
+        listed = _harness_json(served.workspace, "ledger", "list", "--principal", principal)
+        assert [c["tool_name"] for c in listed["calls"]] == ["test_echo"] * done.count(principal), principal

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "serve_bench.py"
 
 
@@ -16,7 +18,15 @@ def test_quick_bench_prints_one_json_report() -> None:
     report = json.loads(done.stdout)
     assert report["bench"] == "serve"
     names = [r["name"] for r in report["results"]]
-    assert names == ["search_events_p99_beside_8_stalled_github_actor", "server_peak_rss_8_clients"]
+    assert names == [
+        "search_events_p99_beside_8_stalled_github_actor", "server_peak_rss_8_clients",
+        "check_baseline_calls_per_s_4_clients", "check_baseline_calls_per_s_8_clients",
+    ]
     for result in report["results"]:
-        assert set(result) == {"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}
+        assert {"name", "value", "unit", "target", "meets_target", "baseline", "ratio"} <= set(result)
         assert isinstance(result["meets_target"], bool) and result["value"] > 0 and result["baseline"] > 0
+    # The 64-client row (here 8) carries every rate it was compared with, the best of them its baseline.
+    rates = report["results"][-1]["rates"]
+    assert set(rates) == {"check_baseline_1", "check_baseline_4", "check_baseline_8", "ping_4"}
+    best = max(v for k, v in rates.items() if k.startswith("check_"))
+    assert report["results"][-1]["baseline"] == pytest.approx(best, abs=0.1)

@@ -32,6 +32,17 @@ async def _to_view(request: Request) -> RedirectResponse:
     return RedirectResponse("/ui/", status_code=307)
 
 
+def _session_table(server: Server[Any]) -> dict[str, Any]:
+    """The transport's table of open sessions: the one record of which are still open (a DELETE, the idle
+    timeout and a crash end them there). It is private: the SDK has no public record or hook of a session's
+    end on the low-level server (docs/decisions.md, "Team server session ends"). If an SDK release renames
+    it, the server refuses to start rather than never freeing a caller's places."""
+    table = getattr(server.session_manager, "_server_instances", None)
+    if not isinstance(table, dict):
+        raise RuntimeError("this mcp SDK has no session table the per-caller session cap can read")
+    return table
+
+
 def http_app(server: Server[Any], plan: ServePlan, *, bearer_token: str = "", ui: ASGIApp | None = None) -> Starlette:
     """Host/Origin guard outermost (every path, before authentication), then authentication, then the body
     buffer, then the SDK transport (whose own Host check is off: the guard covers every bind). `ui`, the ledger
@@ -57,10 +68,7 @@ def http_app(server: Server[Any], plan: ServePlan, *, bearer_token: str = "", ui
     # Innermost of the middleware, after the SDK's authentication, so the session limit knows the caller.
     settings = plan.settings
     sessions = CallerLimits(settings.sessions_per_minute, settings.session_burst, SESSION_OPENS_IN_FLIGHT)
-    # The transport's session table is the one record of which sessions are still open (DELETE and idle
-    # timeout end them there); the SDK offers no hook on a session's end.
-    manager = server.session_manager
-    held = OpenSessions(settings.max_sessions_per_caller, lambda session_id: session_id in manager._server_instances)
+    held = OpenSessions(settings.max_sessions_per_caller, _session_table(server).__contains__)
     limiter = Middleware(SessionOpenLimiter, limits=sessions, open_sessions=held, oauth=plan.auth == "oauth")
     app.user_middleware.append(limiter)
     app.add_middleware(CompleteBodyMiddleware)
