@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from harness import files
 from harness.errors import InvalidInput
 from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, LedgerSettingsError, is_conninfo
 from harness.serve import settings as serve_keys
@@ -20,6 +21,8 @@ CONFIG_NAME = "harness.toml"
 REDACTION_RULES_NAME = "rules/redaction.toml"
 DEFAULT_GITHUB_API = "https://api.github.com"
 DEFAULT_AUR_BASE = "https://aur.archlinux.org"
+# harness.toml and rules/redaction.toml are short hand-written files; a larger one is a mistake.
+CONFIG_MAX_BYTES = 1024 * 1024
 
 
 class ConfigError(InvalidInput):
@@ -261,11 +264,11 @@ def find_workspace(environ: Mapping[str, str], *, start: Path | None = None) -> 
 def read_config_file(path: Path) -> dict[str, Any]:
     """Parse harness.toml; a missing file is an empty configuration."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        data = files.read_regular(path, CONFIG_MAX_BYTES, follow_symlinks=True)
+    except files.FileMissing:
         return {}
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    except files.FileRefused as exc:
+        raise ConfigError(str(exc)) from None
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -278,11 +281,11 @@ def read_redaction_rules(workspace: Path) -> tuple[Rule, ...]:
     """The workspace's own redaction rules (`rules/redaction.toml`, optional), each checked against its examples."""
     path = workspace / REDACTION_RULES_NAME
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        data = files.read_regular(path, CONFIG_MAX_BYTES, follow_symlinks=True)
+    except files.FileMissing:
         return ()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    except files.FileRefused as exc:
+        raise ConfigError(str(exc)) from None
     try:
         return load_workspace_rules(data.decode("utf-8"), str(path))
     except UnicodeDecodeError:

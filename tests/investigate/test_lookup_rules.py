@@ -241,7 +241,7 @@ def test_a_missing_rules_file_is_upstream_unavailable(
 ) -> None:
     missing = tmp_path / "missing.yaml"
     result = door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": "x"}, rules=missing)
-    assert _upstream(result) == f'rule corpus explicit: cannot read "{missing}": No such file or directory'
+    assert _upstream(result) == f'rule corpus explicit: file "{missing}" does not exist'
 
 
 def test_a_pin_mismatch_is_upstream_unavailable(

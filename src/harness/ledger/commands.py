@@ -7,16 +7,13 @@ validate option values (raising InvalidInput or NotFound), read one snapshot and
 from __future__ import annotations
 
 import datetime
-import hashlib
-import os
 import re
-import secrets
-import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness import files
 from harness.errors import InvalidInput, NotFound
 from harness.ledger import ids, migrations, signing, sqlite, tail
 from harness.ledger.model import LedgerRedactor, format_ts
@@ -192,17 +189,11 @@ def show(
 
 
 def read_heads_file(path: Path) -> str:
-    """The text of a heads file given by `--heads`: a regular file, size-capped, strict UTF-8."""
+    """The text of a heads file given by `--heads`: a regular file (harness.files), size-capped, strict UTF-8."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as exc:
-        raise InvalidInput(f"heads: cannot open {echo(str(path))}: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise InvalidInput(f"heads: {echo(str(path))} is not a regular file")
-        data = handle.read(HEADS_FILE_MAX_BYTES + 1)
-    if len(data) > HEADS_FILE_MAX_BYTES:
-        raise InvalidInput(f"heads: the file is larger than {HEADS_FILE_MAX_BYTES} bytes")
+        data = files.read_regular(path, HEADS_FILE_MAX_BYTES)
+    except files.FileRefused as exc:
+        raise InvalidInput(f"heads: {exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -247,36 +238,14 @@ def verify_ledger(
 def write_private_file(
     path: Path, chunks: Iterator[bytes], *, mode: int = 0o600, overwrite: bool = True
 ) -> tuple[int, str]:
-    """Write `mode` (0600) through a temporary name in the same directory, fsync and rename; returns (size, sha256).
-
-    Without `overwrite` the file is linked into place, so an existing file (a key) is refused, never replaced."""
-    directory = path.parent
-    temp = directory / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    """`--output`: an atomic private write (harness.files.write_private) whose failures name the flag;
+    returns (size, sha256). Without `overwrite` an existing file (a key) is refused, never replaced."""
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        return files.write_private(path, chunks, mode=mode, overwrite=overwrite)
+    except FileExistsError:
+        raise InvalidInput(f"output: {echo(str(path))} exists; it is never overwritten") from None
     except OSError as exc:
-        raise InvalidInput(f"output: cannot write in {echo(str(directory))}: {exc.strerror}") from exc
-    digest, size = hashlib.sha256(), 0
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-                digest.update(chunk)
-                size += len(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if overwrite:
-            os.replace(temp, path)
-        else:
-            try:
-                os.link(temp, path)
-            except FileExistsError:
-                raise InvalidInput(f"output: {echo(str(path))} exists; it is never overwritten") from None
-            temp.unlink()
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return size, digest.hexdigest()
+        raise InvalidInput(f"output: cannot write in {echo(str(path.parent))}: {exc.strerror}") from exc
 
 
 def keygen(output: Path) -> dict[str, Any]:

@@ -14,14 +14,13 @@ import hashlib
 import logging
 import os
 import re
-import secrets
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness import __version__
+from harness import __version__, files
 from harness.errors import LedgerUnavailableError
 from harness.ledger import ids
 from harness.ledger.errors import LedgerError
@@ -159,22 +158,12 @@ def sidecar_relpath(conversation_id: str, row_id: uuid.UUID) -> str:
 
 
 def write_sidecar(workspace: Path, relpath: str, content: bytes) -> None:
-    """Write a sidecar: directories 0700, a 0600 O_EXCL temporary file in the same directory, fsync, rename."""
+    """Write a sidecar: directories 0700, then the atomic private write of harness.files."""
     target = workspace.joinpath(*relpath.split("/"))
     for directory in (workspace / SIDECAR_DIR, target.parent):
         with contextlib.suppress(FileExistsError):
             os.mkdir(directory, 0o700)
-    temp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    files.write_private(target, [content])
 
 
 def _errno_name(exc: OSError) -> str:

@@ -11,11 +11,11 @@ import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, cast
 
+from harness import files
 from harness.text.canonjson import StrictJSONError, depth, dumps, loads_strict
 from harness.text.formatgate import JsonPath, Mode, check_tree, json_path
 from harness.triage.names import (
@@ -184,43 +184,13 @@ def read_object_text(text: str, cap: int, label: str = "verdict") -> dict[str, A
 
 
 def read_object_file(path: str | os.PathLike[str], cap: int, label: str = "verdict") -> dict[str, Any]:
-    """Read a regular, non-symlink file of at most `cap` bytes and parse it strictly."""
-    shown = json.dumps(os.fspath(path))
+    """Read a regular, non-symlink file of at most `cap` bytes (harness.files) and parse it strictly."""
     try:
-        before = os.lstat(path)
-    except FileNotFoundError:
-        _refuse(label, f"file {shown} does not exist")
-    except OSError as exc:
-        _refuse(label, f"file {shown} cannot be read ({exc.strerror})")
-    if stat.S_ISLNK(before.st_mode):
-        _refuse(label, f"file {shown} is a symbolic link")
-    if not stat.S_ISREG(before.st_mode):
-        _refuse(label, f"file {shown} is not a regular file")
-    if before.st_size > cap:
+        data = files.read_regular(path, cap)
+    except files.FileTooLarge:
         _too_large(label, cap)
-    # O_NOFOLLOW and the identity check close the race between lstat and open; O_NONBLOCK keeps
-    # a FIFO swapped in meanwhile from blocking the open.
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        _refuse(label, f"file {shown} cannot be read ({exc.strerror})")
-    try:
-        after = os.fstat(fd)
-        if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
-            _refuse(label, f"file {shown} changed while it was opened")
-        chunks: list[bytes] = []
-        remaining = cap + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > cap:
-        _too_large(label, cap)
+    except files.FileRefused as exc:
+        _refuse(label, str(exc))
     return _parse(data, label)
 
 
