@@ -16,12 +16,13 @@ from typing import Any
 from harness import files
 from harness.errors import InvalidInput, NotFound
 from harness.ledger import ids, migrations, signing, sqlite, tail
-from harness.ledger.model import LedgerRedactor, format_ts
+from harness.ledger.model import format_ts
 from harness.ledger.postgres import DEFAULT_APP_ROLE, DEFAULT_OWNER_ROLE, migrate_postgres
 from harness.ledger.recorder import PRINCIPAL_CAP
 from harness.ledger.records import Call, CallFilter, Clock, ConversationSummary
+from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings, is_postgres_target
-from harness.ledger.store import Store
+from harness.ledger.store import LedgerStore
 from harness.ledger.verify import HeadsFormatError, heads_document, parse_heads_document, verify
 from harness.text import canonjson
 from harness.text.rfc3339 import TimestampError, parse_timestamp
@@ -109,7 +110,7 @@ def _summary_json(summary: ConversationSummary) -> dict[str, Any]:
 
 
 def list_calls(
-    store: Store,
+    store: LedgerStore,
     *,
     clock: Clock,
     conversation: str | None = None,
@@ -156,7 +157,7 @@ def list_calls(
 
 
 def show(
-    store: Store,
+    store: LedgerStore,
     conversation_id: str,
     *,
     call: str | None = None,
@@ -201,7 +202,7 @@ def read_heads_file(path: Path) -> str:
 
 
 def verify_ledger(
-    store: Store,
+    store: LedgerStore,
     *,
     conversations: Sequence[str] = (),
     heads_file: Path | None = None,
@@ -261,7 +262,7 @@ def keygen(output: Path) -> dict[str, Any]:
 
 
 def head(
-    store: Store,
+    store: LedgerStore,
     *,
     clock: Clock,
     conversation: str | None = None,
@@ -281,7 +282,7 @@ def head(
 
 
 def export_lines(
-    store: Store,
+    store: LedgerStore,
     *,
     conversations: Sequence[str] = (),
     since: str | None = None,
@@ -296,7 +297,7 @@ def export_lines(
 
 
 def _export(
-    store: Store,
+    store: LedgerStore,
     conversations: list[str] | None,
     since: datetime.datetime | None,
     until: datetime.datetime | None,
@@ -306,7 +307,7 @@ def _export(
 
 
 def tail_lines(
-    store: Store,
+    store: LedgerStore,
     *,
     since: str | None = None,
     from_position: str | None = None,
@@ -327,7 +328,7 @@ def tail_lines(
 
 
 def _tail(
-    store: Store,
+    store: LedgerStore,
     after: tail.Position | None,
     since: datetime.datetime | None,
     line_format: str,
@@ -352,7 +353,7 @@ def _tail(
 
 
 def export_to_file(
-    store: Store,
+    store: LedgerStore,
     output: Path,
     *,
     conversations: Sequence[str] = (),

@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness import __version__, files
-from harness.errors import LedgerUnavailableError
+from harness.errors import LedgerUnavailable
 from harness.ledger import ids
 from harness.ledger.errors import LedgerError
-from harness.ledger.model import PREVIEW_CAP, LedgerEvent
+from harness.ledger.model import LedgerEvent
 from harness.ledger.records import Clock
+from harness.ledger.redaction_boundary import PREVIEW_CAP
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.store import Store, open_store
+from harness.ledger.store import LedgerStore, open_store
 from harness.text.redact import Redactor
 
 log = logging.getLogger("harness.ledger")
@@ -171,11 +172,11 @@ def _errno_name(exc: OSError) -> str:
 
 
 class LedgerRecorder:
-    """The dispatcher's Recorder over an open Store: start row before the handler, end row after."""
+    """The dispatcher's Recorder over an open LedgerStore: start row before the handler, end row after."""
 
     def __init__(
         self,
-        store: Store,
+        store: LedgerStore,
         *,
         workspace: Path,
         settings: LedgerSettings,
@@ -191,15 +192,15 @@ class LedgerRecorder:
         self._sleep = sleep
 
     def begin(self, record: RecordView) -> None:
-        """Write the start row durably; raise LedgerUnavailableError when it cannot be written."""
+        """Write the start row durably; raise LedgerUnavailable when it cannot be written."""
         ident = identify(record, self._redactor)
         start = self._start_event(ident, record)
         try:
             reservation = self.store.reserve(start)
         except LedgerError as exc:
-            raise LedgerUnavailableError(self._message(exc)) from exc
+            raise LedgerUnavailable(self._message(exc)) from exc
         if not reservation.owned:
-            raise LedgerUnavailableError("the ledger already holds this call key: duplicate call key")
+            raise LedgerUnavailable("the ledger already holds this call key: duplicate call key")
 
     def finish(self, record: RecordView, outcome: OutcomeView, duration_ms: int, exit_code: int | None) -> None:
         """Write the end row, retrying once after 50 ms; a failure leaves the call in flight and is logged."""
@@ -312,7 +313,7 @@ class UnavailableRecorder:
 
     def begin(self, record: RecordView) -> None:
         """Refuse the call."""
-        raise LedgerUnavailableError(self.message)
+        raise LedgerUnavailable(self.message)
 
     def finish(self, record: RecordView, outcome: OutcomeView, duration_ms: int, exit_code: int | None) -> None:
         """Never reached: begin refused the call."""
@@ -343,10 +344,10 @@ def open_recorder(
 ) -> LedgerRecorder:
     """Open the ledger for writing (a SQLite file is created and migrated) and a recorder over it.
 
-    Raises LedgerUnavailableError when the ledger cannot be opened or its schema is not the one this harness needs.
+    Raises LedgerUnavailable when the ledger cannot be opened or its schema is not the one this harness needs.
     """
     try:
         store = open_store(target, redactor=redactor, clock=clock, settings=settings, create=True)
     except LedgerError as exc:
-        raise LedgerUnavailableError(redactor.redact_line(str(exc), MESSAGE_CAP)) from exc
+        raise LedgerUnavailable(redactor.redact_line(str(exc), MESSAGE_CAP)) from exc
     return LedgerRecorder(store, workspace=workspace, settings=settings, redactor=redactor, clock=clock)

@@ -16,7 +16,7 @@ from harness.ledger import catalog, chain, ids
 from harness.ledger.catalog import SchemaObject
 from harness.ledger.model import LedgerRow, format_ts
 from harness.ledger.records import ConversationInfo, Head, Tombstone
-from harness.ledger.store import Snapshot, Store
+from harness.ledger.store import LedgerStore, Snapshot
 from harness.text import canonjson, redact
 
 HEADS_FORMAT = "triage-harness/ledger-heads"
@@ -313,7 +313,7 @@ def verify_snapshot(
 
 
 def verify(
-    store: Store,
+    store: LedgerStore,
     *,
     conversation_ids: Sequence[str] | None = None,
     heads: Sequence[Head] | None = None,

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError as ModelError
+from pydantic import ObjectInputError as ModelError
 
 from harness.errors import InvalidInput, Refused
 from harness.text.formatgate import FormatError, JsonPath, Mode, cell, check, check_tree
@@ -19,7 +19,7 @@ from harness.triage.consistency import consistent_verdict
 from harness.triage.result import IocEntry, Result, parse_result
 from harness.triage.verdict import (
     RESULT_MAX_BYTES,
-    ValidationError,
+    ObjectInputError,
     Verdict,
     hash12,
     read_object_received,
@@ -62,7 +62,7 @@ def load_result(raw: Mapping[str, Any]) -> Rendering:
     try:
         document = read_object_received(raw, RESULT_MAX_BYTES, "result")
         check_tree(document, result_mode)
-    except (FormatError, ValidationError) as exc:
+    except (FormatError, ObjectInputError) as exc:
         message = str(exc)
         raise InvalidInput(message if message.startswith("result:") else f"result: {message}") from None
     try:

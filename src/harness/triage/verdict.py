@@ -83,8 +83,9 @@ _PROSE_LINE_FIELDS = frozenset(
 )
 
 
-class ValidationError(ValueError):
-    """Input refused by strict reading or by the verdict schema; maps to invalid_input."""
+class ObjectInputError(ValueError):
+    """An object input (a verdict, a result) refused by strict reading or by the verdict schema; maps to
+    invalid_input. Named apart from pydantic's ValidationError, which this validator does not use."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,7 @@ class Verdict:
 
 
 def _refuse(label: str, problem: str) -> NoReturn:
-    raise ValidationError(f"{label}: {problem}")
+    raise ObjectInputError(f"{label}: {problem}")
 
 
 def _too_large(label: str, cap: int) -> NoReturn:
@@ -265,7 +266,7 @@ def verdict_mode(path: JsonPath) -> Mode | None:
 
 
 def _fail(path: JsonPath, problem: str) -> NoReturn:
-    raise ValidationError(f"verdict: {json_path(path)}: {problem}")
+    raise ObjectInputError(f"verdict: {json_path(path)}: {problem}")
 
 
 def _kind(value: Any) -> str:
