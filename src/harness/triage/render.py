@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ObjectInputError as ModelError
+from pydantic import ValidationError as ModelError
 
 from harness.errors import InvalidInput, Refused
 from harness.text.formatgate import FormatError, JsonPath, Mode, cell, check, check_tree
