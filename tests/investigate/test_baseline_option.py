@@ -153,7 +153,7 @@ def test_a_bad_file_fails_every_cli_call(workspace: Path, tmp_path: Path, call: 
     assert result.exit_code == 2
     error = result.json()["error"]
     assert error["code"] == "invalid_input"
-    assert error["message"] == f'baseline file {path}: field "known_actors[0]": expected a string, got a number'
+    assert error["message"] == f'baseline file {path}: field "known_actors[0]": expected a string, got an integer'
     assert not (workspace / "store").exists()
     assert not (workspace / "harness.toml").exists()
 

@@ -315,12 +315,12 @@ def test_empty_rule_list_is_a_valid_corpus(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("", "top level must be a mapping"),
-        ("- a\n", "top level must be a mapping"),
+        ("", "top level: expected an object with version and rules, got null"),
+        ("- a\n", "top level: expected an object with version and rules, got an array"),
         ("version: 1\n", 'top level: missing key "rules"'),
         ("rules: []\n", 'top level: missing key "version"'),
-        ("version: 1\nrules: {}\n", "rules must be a list"),
-        ("version: 1\nrules: [x]\n", "rules[0]: must be a mapping"),
+        ("version: 1\nrules: {}\n", "rules: expected an array, got an object"),
+        ("version: 1\nrules: [x]\n", "rules[0]: expected an object, got a string"),
     ],
 )
 def test_structure_problems(tmp_path: Path, text: str, problem: str) -> None:
@@ -382,7 +382,7 @@ def test_unquoted_true_in_a_block_mapping_is_refused(tmp_path: Path) -> None:
         ('{k: ""}', 'value of "k" must be a non-empty string'),
         ('{k: "a\\nb"}', 'value of "k" must be a non-empty string'),
         ('{k: "a\\u200bb"}', 'value of "k" must be a non-empty string'),
-        ("[k]", "applies_to.metadata_match: must be a mapping"),
+        ("[k]", "applies_to.metadata_match: expected an object, got an array"),
     ],
 )
 def test_metadata_match_entries_are_validated(tmp_path: Path, match: str, problem: str) -> None:

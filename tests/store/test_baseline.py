@@ -246,7 +246,7 @@ def test_file_loading_normalizes_field_names_and_nulls(tmp_path: Path) -> None:
         ({"unknown": 1}, 'unknown field "unknown"'),
         ({"known_users": {"a": {"ips": []}}}, 'field "known_users.a": unknown field "ips"'),
         ({"known_actors": "a"}, 'field "known_actors": expected an array, got a string'),
-        ({"known_actors": [1]}, 'field "known_actors[0]": expected a string, got a number'),
+        ({"known_actors": [1]}, 'field "known_actors[0]": expected a string, got an integer'),
         ({"known_actors": ["a\tb"]}, 'field "known_actors[0]": contains control'),
         ({"known_actors": ["a "]}, 'field "known_actors[0]": has leading or trailing whitespace'),
         ({"frequency_tables": {"k": -1}}, 'field "frequency_tables.k": must be a count of at least 0, got -1'),

@@ -57,7 +57,7 @@ def test_object_flag_from_a_file(cli, tmp_path: Path) -> None:
         (["--count", "11"], "count: must be at most 10, got 11"),
         (["--text", "x" * 65], "text: must be at most 64 bytes (UTF-8), got 65"),
         (["--tags", "a", "--tags", "b", "--tags", "c", "--tags", "d", "--tags", "e"], "tags: must have at most 4 items, got 5"),
-        (["--meta", '{"a": 1}'], "meta.a: expected a string, got a number"),
+        (["--meta", '{"a": 1}'], "meta.a: expected a string, got an integer"),
         (["--meta", '{"a": "1", "a": "2"}'], 'meta: duplicate key "a" at $'),
         (["--meta", '{"a": '], "meta: malformed JSON"),
         (["--input", '{"required_name": "n", "eventType": "x"}'], "eventType: unknown field"),
@@ -206,7 +206,7 @@ def test_bad_configuration_value(cli, workspace: Path) -> None:
     (workspace / "harness.toml").write_text('[ledger]\nend_sync = "sometimes"\n')
     result = cli("test_echo", "--required-name", "n")
     assert result.exit_code == 2
-    assert '[ledger] end_sync: expected "full" or "normal"' in result.json()["error"]["message"]
+    assert '[ledger] end_sync: must be one of \'full\' or \'normal\', got "sometimes"' in result.json()["error"]["message"]
 
 
 def test_stdout_is_exactly_one_document_on_success_and_error(cli) -> None:
@@ -292,8 +292,8 @@ def test_a_short_configured_secret_is_removed_as_a_whole_token_only(cli, monkeyp
         ('[rules]\nsha256 = "abc"\n', "[rules] sha256: must be 64 hexadecimal digits"),
         ('[github]\napi_url = "http://api.github.com"\n', "[github] api_url: must be an https:// URL"),
         ('[ledger]\nurl = "postgresql://u:pw@db/x"\n', "[ledger] url: must not hold a password"),
-        ('[ledger]\npool_max = 0\n', "[ledger] pool_max: expected an integer in 1..64"),
-        ('[redaction]\nsecret_env = "X"\n', "[redaction] secret_env: expected an array of strings"),
+        ('[ledger]\npool_max = 0\n', "[ledger] pool_max: must be at least 1, got 0"),
+        ('[redaction]\nsecret_env = "X"\n', "[redaction] secret_env: expected an array, got a string"),
         ("not toml = = =\n", "harness.toml"),
     ],
 )

@@ -19,6 +19,7 @@ from yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
 from yaml.nodes import MappingNode
 
 from harness import files
+from harness.text.canonjson import json_type
 from harness.text.casefold import ci_key, normalize_key
 from harness.text.sanitize import echo, is_clean
 
@@ -164,7 +165,7 @@ def _clean_identifier(value: str) -> bool:
 
 def _parse_metadata_match(raw: Any, where: str) -> dict[str, str]:
     if not isinstance(raw, dict):
-        raise _Invalid(f"{where}: must be a mapping")
+        raise _Invalid(f"{where}: expected an object, got {json_type(raw)}")
     if len(raw) > MAX_METADATA_MATCH:
         raise _Invalid(f"{where}: at most {MAX_METADATA_MATCH} entries, got {len(raw)}")
     out: dict[str, str] = {}
@@ -186,7 +187,7 @@ def _parse_metadata_match(raw: Any, where: str) -> dict[str, str]:
 def _parse_rule(raw: Any, index: int, seen_ids: dict[str, str]) -> Rule:
     where = f"rules[{index}]"
     if not isinstance(raw, dict):
-        raise _Invalid(f"{where}: must be a mapping")
+        raise _Invalid(f"{where}: expected an object, got {json_type(raw)}")
     rule_id = raw.get("id")
     if isinstance(rule_id, str):
         where = f"rules[{index}] ({_quote(rule_id)})"
@@ -202,7 +203,7 @@ def _parse_rule(raw: Any, index: int, seen_ids: dict[str, str]) -> Rule:
 
     applies_to = raw["applies_to"]
     if not isinstance(applies_to, dict):
-        raise _Invalid(f"{where}: applies_to must be a mapping")
+        raise _Invalid(f"{where}: applies_to: expected an object, got {json_type(applies_to)}")
     _check_keys(applies_to, f"{where}: applies_to", ("family",), ("metadata_match",))
     family = applies_to["family"]
     if (
@@ -240,14 +241,14 @@ def parse_corpus(data: bytes) -> tuple[Rule, ...]:
         raise _Invalid(f"not valid UTF-8 at byte {exc.start}") from exc
     doc = _load_yaml(text)
     if not isinstance(doc, dict):
-        raise _Invalid("top level must be a mapping with version and rules")
+        raise _Invalid(f"top level: expected an object with version and rules, got {json_type(doc)}")
     _check_keys(doc, "top level", ("version", "rules"))
     version = doc["version"]
     if type(version) is not int or version != 1:
         raise _Invalid(f"unsupported version {_quote(version)}; expected 1")
     rules = doc["rules"]
     if not isinstance(rules, list):
-        raise _Invalid("rules must be a list")
+        raise _Invalid(f"rules: expected an array, got {json_type(rules)}")
     if len(rules) > MAX_RULES:
         raise _Invalid(f"at most {MAX_RULES} rules, got {len(rules)}")
     seen_ids: dict[str, str] = {}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, cast
 
 from harness import files
-from harness.text.canonjson import StrictJSONError, depth, dumps, loads_strict
+from harness.text.canonjson import StrictJSONError, depth, dumps, json_type, loads_strict
 from harness.text.formatgate import JsonPath, Mode, check_tree, json_path
 from harness.triage.names import (
     base_rule_id,
@@ -269,34 +269,18 @@ def _fail(path: JsonPath, problem: str) -> NoReturn:
     raise ObjectInputError(f"verdict: {json_path(path)}: {problem}")
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def _show(value: Any) -> str:
     """A short rendering of an offending value; long strings are described, not echoed."""
     if isinstance(value, str):
         return json.dumps(value) if len(value) <= _ECHO_MAX_CHARS else f"a string of {len(value):,} characters"
     if value is None or isinstance(value, (bool, int, float)):
         return json.dumps(value)
-    return _kind(value)
+    return json_type(value)
 
 
 def _object(value: Any, path: JsonPath, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, Any]:
     if not isinstance(value, dict):
-        _fail(path, f"expected an object, got {_kind(value)}")
+        _fail(path, f"expected an object, got {json_type(value)}")
     allowed = set(required) | set(optional)
     for key in sorted(value):
         if key not in allowed:
@@ -309,7 +293,7 @@ def _object(value: Any, path: JsonPath, required: tuple[str, ...], optional: tup
 
 def _array(value: Any, path: JsonPath, most: int) -> list[Any]:
     if not isinstance(value, list):
-        _fail(path, f"expected an array, got {_kind(value)}")
+        _fail(path, f"expected an array, got {json_type(value)}")
     if len(value) > most:
         _fail(path, f"must have at most {most:,} items, got {len(value):,}")
     return value
@@ -317,7 +301,7 @@ def _array(value: Any, path: JsonPath, most: int) -> list[Any]:
 
 def _string(value: Any, path: JsonPath) -> str:
     if not isinstance(value, str):
-        _fail(path, f"expected a string, got {_kind(value)}")
+        _fail(path, f"expected a string, got {json_type(value)}")
     return value
 
 
@@ -382,7 +366,7 @@ def _evidence(value: Any, path: JsonPath) -> Evidence:
 
 def _change(value: Any, path: JsonPath) -> Suppression | IocChange:
     if not isinstance(value, dict):
-        _fail(path, f"expected an object, got {_kind(value)}")
+        _fail(path, f"expected an object, got {json_type(value)}")
     if "kind" not in value:
         _fail((*path, "kind"), "required key is missing")
     kind = _choice(value["kind"], (*path, "kind"), CHANGE_KINDS)
