@@ -21,7 +21,8 @@ from _common import emit, median, row
 
 from harness.ledger import chain
 from harness.ledger.dialect import ROW_COLUMNS
-from harness.ledger.model import LedgerEvent, LedgerRow, build_row, prepare
+from harness.ledger.model import LedgerEvent, LedgerRow, build_row
+from harness.ledger.redaction_boundary import prepare
 from harness.ledger.settings import LedgerSettings
 from harness.ledger.sqlcore import SqlStore
 from harness.ledger.sqlite import DIALECT, open_sqlite_store

@@ -16,10 +16,11 @@ from harness import __version__
 from harness.config import Overrides, load_settings
 from harness.context import Context, build_context, utc_now
 from harness.ledger import commands
-from harness.ledger.model import ARGUMENTS_CAP, PREVIEW_CAP, LedgerRow
+from harness.ledger.model import LedgerRow
 from harness.ledger.recorder import LedgerRecorder, open_recorder
+from harness.ledger.redaction_boundary import ARGUMENTS_CAP, PREVIEW_CAP
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.store import Store, open_store
+from harness.ledger.store import LedgerStore, open_store
 from harness.text.redact import KnownSecrets, Redactor, build_redactor
 
 T0 = datetime.datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=datetime.UTC)
@@ -68,7 +69,7 @@ def recorder_for(ctx: Context) -> LedgerRecorder:
     )
 
 
-def reader(target: str | Path) -> Store:
+def reader(target: str | Path) -> LedgerStore:
     """A read-only store over a ledger (never creates one)."""
     return open_store(str(target), redactor=PLAIN_REDACTOR, clock=utc_now, settings=LedgerSettings(), create=False)
 

@@ -100,7 +100,8 @@ def test_init_config_lists_every_key_commented_with_its_default() -> None:
     assert {s: set(keys) for s, keys in parsed.items()} == {s: set(keys) for s, keys in SCHEMA.items()}
     for section, keys in SCHEMA.items():
         for key, spec in keys.items():
-            assert parsed[section][key] == spec.default, (section, key)
+            default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+            assert parsed[section][key] == default, (section, key)
 
 
 def test_the_fallback_note_names_only_a_fallback_workspace_without_a_store(tmp_path: Path) -> None:
@@ -164,8 +165,8 @@ def test_a_sqlite_path_with_an_equals_sign_after_a_slash_is_still_a_path(tmp_pat
         ('[serve]\nauth = "oauth"\naudience = "https://h.test/mcp"\n', '[serve] issuer: required when auth = "oauth"'),
         ('[serve]\nauth = "oauth"\nissuer = "https://idp.test"\n', "[serve] audience: required"),
         ("[serve]\nlimit = 1\n", "[serve] limit: unknown key"),
-        ("[serve]\nsession_idle_timeout_s = 5\n", "[serve] session_idle_timeout_s: must be from 10 to 86400"),
-        ("[serve]\nmax_sessions = 0\n", "[serve] max_sessions: must be from 1 to 100000"),
+        ("[serve]\nsession_idle_timeout_s = 5\n", "[serve] session_idle_timeout_s: must be at least 10, got 5"),
+        ("[serve]\nmax_sessions = 0\n", "[serve] max_sessions: must be at least 1, got 0"),
     ],
 )
 def test_serve_keys_are_validated_naming_the_key(tmp_path: Path, toml: str, named: str) -> None:

@@ -17,7 +17,7 @@ from harness.adapters.registry import FORMAT_NAMES, HARNESS
 from harness.cliargs import Flag, convert, flags_for, read_json_argument
 from harness.config import ConfigError, Overrides, Settings, load_settings
 from harness.dispatch import ArgumentError, CallContext, Outcome, Recorder, dispatch, error_outcome
-from harness.errors import HarnessError, InternalError, InvalidInput, LedgerUnavailableError
+from harness.errors import HarnessError, InternalError, InvalidInput, LedgerUnavailable
 from harness.logs import setup_logging
 from harness.outputs import filtered_std_streams
 from harness.surface import OPERATIONS, Registry
@@ -67,13 +67,13 @@ class App:
 
             try:
                 self._recorder = self.open_recorder()
-            except LedgerUnavailableError as exc:
+            except LedgerUnavailable as exc:
                 self._recorder = self.traced(UnavailableRecorder(exc.message))
         return self._recorder
 
     def open_recorder(self) -> Recorder:
         """Open the configured ledger for writing (creating and migrating a SQLite file); raises
-        LedgerUnavailableError when it is unavailable or at the wrong schema version."""
+        LedgerUnavailable when it is unavailable or at the wrong schema version."""
         from harness.ledger.recorder import open_recorder
         from harness.ledger.settings import is_postgres_target
 
@@ -457,7 +457,7 @@ def _ledger_view(app: App) -> Any:
         store = open_store(settings.ledger_target, redactor=context.redactor, clock=context.clock,
                            settings=settings.ledger, create=False)
     except LedgerError as exc:
-        raise LedgerUnavailableError(context.redactor.redact_line(str(exc), 1024)) from exc
+        raise LedgerUnavailable(context.redactor.redact_line(str(exc), 1024)) from exc
     return LedgerView(store, settings.workspace)
 
 
@@ -765,7 +765,7 @@ def ledger_command(name: str) -> Callable[[Callable[..., int]], Callable[..., No
                 _fail(f"ledger.{name}", exc, app.pretty)
             except LedgerError as exc:
                 message = app.context().redactor.redact_line(str(exc), 1024)
-                _fail(f"ledger.{name}", LedgerUnavailableError(message), app.pretty)
+                _fail(f"ledger.{name}", LedgerUnavailable(message), app.pretty)
             sys.exit(status)
 
         run.__name__ = body.__name__

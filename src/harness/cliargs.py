@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import stat
 import types
 import typing
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from harness import files
 from harness.errors import InvalidInput
 from harness.fields import ObjectInput
 from harness.text import canonjson
@@ -120,26 +118,11 @@ def read_json_argument(name: str, value: str, cap: int, *, want_object: bool = F
 
 
 def _read_capped_file(name: str, value: str, cap: int) -> str:
-    path = Path(value)
     try:
-        info = os.lstat(path)
-    except OSError as exc:
-        raise InvalidInput(f"{name}: cannot read {echo(value)}: {exc.strerror}") from None
-    if stat.S_ISLNK(info.st_mode):
-        raise InvalidInput(f"{name}: {echo(value)} is a symlink; give the file itself")
-    if not stat.S_ISREG(info.st_mode):
-        raise InvalidInput(f"{name}: {echo(value)} is not a regular file")
-    if info.st_size > cap:
-        raise InvalidInput(f"{name}: {echo(value)} is {info.st_size} bytes, over the {cap}-byte cap")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(cap + 1)
-    except OSError as exc:
-        raise InvalidInput(f"{name}: cannot read {echo(value)}: {exc.strerror}") from None
-    if len(data) > cap:
-        raise InvalidInput(f"{name}: {echo(value)} is over the {cap}-byte cap")
+        data = files.read_regular(value, cap)
+    except files.FileRefused as exc:
+        raise InvalidInput(f"{name}: {exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{name}: {echo(value)} is not valid UTF-8 (byte {exc.start})") from None
+        raise InvalidInput(f"{name}: file {echo(value)} is not valid UTF-8 (byte {exc.start})") from None

@@ -5,80 +5,39 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic.fields import FieldInfo
+
+from harness import files
 from harness.errors import InvalidInput
-from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, LedgerSettingsError, is_conninfo
+from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, is_conninfo
+from harness.net.instances import AUR_RANGES
 from harness.serve import settings as serve_keys
 from harness.telemetry import settings as telemetry_keys
+from harness.text.canonjson import json_type
 from harness.text.redact import Rule, RuleFileError, load_workspace_rules
+from harness.validation import describe_config_error
 
 CONFIG_NAME = "harness.toml"
 REDACTION_RULES_NAME = "rules/redaction.toml"
 DEFAULT_GITHUB_API = "https://api.github.com"
 DEFAULT_AUR_BASE = "https://aur.archlinux.org"
+# harness.toml and rules/redaction.toml are short hand-written files; a larger one is a mistake.
+CONFIG_MAX_BYTES = 1024 * 1024
 
 
 class ConfigError(InvalidInput):
     """A configuration problem; the message names `[section] key`."""
 
 
-@dataclass(frozen=True)
-class Key:
-    """One harness.toml key: its default, a one-line comment for `harness init`, and its check."""
-
-    default: Any
-    comment: str
-    check: Callable[[Any], Any]
-
-
-def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", str: "a string", list: "an array", dict: "a table"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _string(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected a string, got {_type_name(value)}")
-    return value
-
-
-def _boolean(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"expected a boolean, got {_type_name(value)}")
-    return value
-
-
-def _int_range(low: int, high: int) -> Callable[[Any], int]:
-    def check(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"expected an integer, got {_type_name(value)}")
-        if not low <= value <= high:
-            raise ValueError(f"must be from {low} to {high}, got {value}")
-        return value
-
-    return check
-
-
-def _integer(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"expected an integer, got {_type_name(value)}")
-    return value
-
-
-def _string_list(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError("expected an array of strings")
-    return tuple(value)
-
-
-def _sha256_pin(value: Any) -> str:
-    pin = _string(value).strip().lower()
+def _sha256_pin(value: str) -> str:
+    pin = value.strip().lower()
     if pin and not re.fullmatch(r"[0-9a-f]{64}", pin):
         raise ValueError("must be 64 hexadecimal digits")
     return pin
@@ -86,7 +45,9 @@ def _sha256_pin(value: Any) -> str:
 
 def check_https_origin(value: Any, *, allow_path: bool) -> str:
     """An https URL with a host and no userinfo, query or fragment; a path only when allowed."""
-    url = _string(value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {json_type(value)}")
+    url = value
     parts = urlsplit(url)
     if parts.scheme != "https":
         raise ValueError(f"must be an https:// URL, got {url!r}")
@@ -105,86 +66,132 @@ def check_https_origin(value: Any, *, allow_path: bool) -> str:
     return url.rstrip("/") if allow_path else f"https://{parts.netloc}"
 
 
-SCHEMA: dict[str, dict[str, Key]] = {
-    "store": {
-        "index_path": Key("", "read index location; default <store dir name>.index.sqlite3 beside the store", _string),
-    },
-    "rules": {
-        "sha256": Key("", "pin of the rule corpus bytes (64 hex); HARNESS_RULES_SHA256 wins", _sha256_pin),
-    },
-    "github": {
-        "api_url": Key(
-            DEFAULT_GITHUB_API, "GitHub API base URL (a path prefix such as /api/v3 is allowed)",
-            lambda v: check_https_origin(v, allow_path=True),
-        ),
-        "ca_file": Key("", "PEM bundle replacing the system trust store", _string),
-    },
-    "aur": {
-        "base_url": Key(DEFAULT_AUR_BASE, "AUR origin, https://host[:port] only", lambda v: check_https_origin(v, allow_path=False)),
-        "ca_file": Key("", "PEM bundle replacing the system trust store", _string),
-        "min_interval_ms": Key(200, "spacing of request starts to the AUR (0..10000)", _int_range(0, 10_000)),
-        "backoff_base_ms": Key(1000, "retry backoff base (1..10000)", _int_range(1, 10_000)),
-        "max_retries": Key(3, "retries on 429/5xx/connection errors (0..5)", _int_range(0, 5)),
-        "retry_after_cap_s": Key(30, "largest Retry-After honoured (1..300)", _int_range(1, 300)),
-    },
-    "okta": {
-        "ca_file": Key("", "PEM bundle replacing the system trust store for `harness pull okta`", _string),
-    },
-    "pull": {
-        "max_wait_s": Key(300, "longest rate-limit wait a pull honours before it stops (1..3600)", _int_range(1, 3600)),
-    },
-    "triage": {
-        "watcher_repo": Key("", "local git checkout of the watcher repository (relative to the workspace)", _string),
-    },
-    # Checked as a whole by LedgerSettings (harness.ledger.settings), the one place its ranges live.
-    "ledger": {
-        "url": Key("", "SQLite path or postgresql:// DSN without a password; empty = <workspace>/ledger.sqlite3", _string),
-        "sidecars": Key(True, "write full results over the 2 KiB preview cap to sidecars/", _boolean),
-        "sidecar_max_bytes": Key(1_048_576, "cap of one sidecar file (4096..67108864)", _integer),
-        "end_sync": Key("full", 'SQLite durability of end rows: "full" or "normal"', _string),
-        "busy_timeout_ms": Key(5000, "SQLite busy timeout (1..600000)", _integer),
-        "pool_max": Key(4, "PostgreSQL pool size (1..64)", _integer),
-        "connect_timeout_s": Key(5, "connection timeout (1..300)", _integer),
-        "statement_timeout_ms": Key(5000, "PostgreSQL statement_timeout (1..3600000)", _integer),
-        "lock_timeout_ms": Key(5000, "PostgreSQL lock_timeout (1..3600000)", _integer),
-    },
-    # Checked as a whole by ServeSettings (harness.serve.settings) once each key is valid.
-    "serve": {
-        "allowed_hosts": Key([], "Host values a non-loopback bind accepts: host or host:port", serve_keys.check_hosts),
-        "allowed_origins": Key([], "Origin values a non-loopback bind accepts: scheme://host[:port]",
-                               serve_keys.check_origins),
-        "auth": Key("bearer", '"bearer" (HARNESS_SERVE_TOKEN off loopback) or "oauth" (JWT access tokens)',
-                    serve_keys.check_auth),
-        "issuer": Key("", "OAuth authorization server issuer (https URL); required with auth = \"oauth\"",
-                      lambda v: serve_keys.check_url(v, schemes=("https",))),
-        "audience": Key("", "this server's resource URL, e.g. https://harness.example/mcp; required with oauth",
-                        lambda v: serve_keys.check_url(v, schemes=("https", "http"))),
-        "jwks_url": Key("", "JWKS URL; empty = jwks_uri from the issuer's metadata",
-                        lambda v: serve_keys.check_url(v, schemes=("https",))),
-        "ca_file": Key("", "PEM bundle replacing the system trust store for the issuer and JWKS", _string),
-        "session_idle_timeout_s": Key(300, "an HTTP session idle this long is closed (10..86400)",
-                                      _int_range(10, 86_400)),
-        "max_sessions": Key(1000, "open HTTP sessions at most; more answer 503 (1..100000)", _int_range(1, 100_000)),
-        "rate_per_minute": Key(600, "tool calls a minute per caller over HTTP (1..100000)", _int_range(1, 100_000)),
-        "burst": Key(60, "tool calls a caller may make at once before the rate applies (1..10000)",
-                     _int_range(1, 10_000)),
-        "sessions_per_minute": Key(30, "new HTTP sessions a minute per caller; more answer 429 (1..10000)",
-                                   _int_range(1, 10_000)),
-        "session_burst": Key(10, "new HTTP sessions a caller may open at once (1..10000)", _int_range(1, 10_000)),
-        "max_sessions_per_caller": Key(20, "open HTTP sessions per caller at most; more answer 429 (1..100000)",
-                                       _int_range(1, 100_000)),
-        "max_concurrent_calls": Key(8, "tool calls in flight per caller over HTTP (1..256)", _int_range(1, 256)),
-    },
-    # The effective endpoint (OTEL_EXPORTER_OTLP_ENDPOINT wins) is resolved by harness.telemetry.settings.
-    "telemetry": {
-        "endpoint": Key("", "OTLP/HTTP collector base URL, e.g. http://127.0.0.1:4318; empty = no telemetry",
-                        telemetry_keys.check_endpoint),
-        "content": Key(False, "export the ledger's redacted arguments and result preview with each span", _boolean),
-    },
-    "redaction": {
-        "secret_env": Key([], "extra environment variable names whose values are secrets", _string_list),
-        "not_secret_env": Key([], "names that look secret but are not", _string_list),
-    },
+def _bounded(default: int, low: int, high: int, comment: str) -> Any:
+    """An integer key with its inclusive range; `harness init` shows the range after the comment."""
+    return Field(default, ge=low, le=high, description=f"{comment} ({low}..{high})")
+
+
+def _key(default: Any, comment: str) -> Any:
+    return Field(default, description=comment)
+
+
+_PEM = "PEM bundle replacing the system trust store"
+_Pin = Annotated[str, AfterValidator(_sha256_pin)]
+_ApiUrl = Annotated[str, AfterValidator(lambda v: check_https_origin(v, allow_path=True))]
+_Origin = Annotated[str, AfterValidator(lambda v: check_https_origin(v, allow_path=False))]
+_Hosts = Annotated[tuple[str, ...], Field(strict=False), AfterValidator(lambda v: serve_keys.check_hosts(list(v)))]
+_Origins = Annotated[tuple[str, ...], Field(strict=False), AfterValidator(lambda v: serve_keys.check_origins(list(v)))]
+_Names = Annotated[tuple[str, ...], Field(strict=False)]
+
+
+class _Section(BaseModel):
+    """One harness.toml section: unknown keys refused, no type coercion (TOML types are exact)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class StoreSection(_Section):
+    index_path: str = _key("", "read index location; default <store dir name>.index.sqlite3 beside the store")
+
+
+class RulesSection(_Section):
+    sha256: _Pin = _key("", "pin of the rule corpus bytes (64 hex); HARNESS_RULES_SHA256 wins")
+
+
+class GithubSection(_Section):
+    api_url: _ApiUrl = _key(DEFAULT_GITHUB_API, "GitHub API base URL (a path prefix such as /api/v3 is allowed)")
+    ca_file: str = _key("", _PEM)
+
+
+def _aur(key: str, default: int, comment: str) -> Any:
+    low, high = AUR_RANGES[key]
+    return _bounded(default, low, high, comment)
+
+
+class AurSection(_Section):
+    base_url: _Origin = _key(DEFAULT_AUR_BASE, "AUR origin, https://host[:port] only")
+    ca_file: str = _key("", _PEM)
+    min_interval_ms: int = _aur("min_interval_ms", 200, "spacing of request starts to the AUR")
+    backoff_base_ms: int = _aur("backoff_base_ms", 1000, "retry backoff base")
+    max_retries: int = _aur("max_retries", 3, "retries on 429/5xx/connection errors")
+    retry_after_cap_s: int = _aur("retry_after_cap_s", 30, "largest Retry-After honoured")
+
+
+class OktaSection(_Section):
+    ca_file: str = _key("", f"{_PEM} for `harness pull okta`")
+
+
+class PullSection(_Section):
+    max_wait_s: int = _bounded(300, 1, 3600, "longest rate-limit wait a pull honours before it stops")
+
+
+class TriageSection(_Section):
+    watcher_repo: str = _key("", "local git checkout of the watcher repository (relative to the workspace)")
+
+
+class ServeSection(_Section):
+    """Checked key by key here, then as a whole by ServeSettings (harness.serve.settings)."""
+
+    allowed_hosts: _Hosts = _key((), "Host values a non-loopback bind accepts: host or host:port")
+    allowed_origins: _Origins = _key((), "Origin values a non-loopback bind accepts: scheme://host[:port]")
+    auth: Annotated[str, AfterValidator(serve_keys.check_auth)] = _key(
+        "bearer", '"bearer" (HARNESS_SERVE_TOKEN off loopback) or "oauth" (JWT access tokens)'
+    )
+    issuer: Annotated[str, AfterValidator(lambda v: serve_keys.check_url(v, schemes=("https",)))] = _key(
+        "", 'OAuth authorization server issuer (https URL); required with auth = "oauth"'
+    )
+    audience: Annotated[str, AfterValidator(lambda v: serve_keys.check_url(v, schemes=("https", "http")))] = _key(
+        "", "this server's resource URL, e.g. https://harness.example/mcp; required with oauth"
+    )
+    jwks_url: Annotated[str, AfterValidator(lambda v: serve_keys.check_url(v, schemes=("https",)))] = _key(
+        "", "JWKS URL; empty = jwks_uri from the issuer's metadata"
+    )
+    ca_file: str = _key("", f"{_PEM} for the issuer and JWKS")
+    session_idle_timeout_s: int = _bounded(300, 10, 86_400, "an HTTP session idle this long is closed")
+    max_sessions: int = _bounded(1000, 1, 100_000, "open HTTP sessions at most; more answer 503")
+    rate_per_minute: int = _bounded(600, 1, 100_000, "tool calls a minute per caller over HTTP")
+    burst: int = _bounded(60, 1, 10_000, "tool calls a caller may make at once before the rate applies")
+    sessions_per_minute: int = _bounded(30, 1, 10_000, "new HTTP sessions a minute per caller; more answer 429")
+    session_burst: int = _bounded(10, 1, 10_000, "new HTTP sessions a caller may open at once")
+    max_sessions_per_caller: int = _bounded(20, 1, 100_000, "open HTTP sessions per caller at most; more answer 429")
+    max_concurrent_calls: int = _bounded(8, 1, 256, "tool calls in flight per caller over HTTP")
+
+
+class TelemetrySection(_Section):
+    """The effective endpoint (OTEL_EXPORTER_OTLP_ENDPOINT wins) is resolved by harness.telemetry.settings."""
+
+    endpoint: Annotated[str, AfterValidator(telemetry_keys.check_endpoint)] = _key(
+        "", "OTLP/HTTP collector base URL, e.g. http://127.0.0.1:4318; empty = no telemetry"
+    )
+    content: bool = _key(False, "export the ledger's redacted arguments and result preview with each span")
+
+
+class RedactionSection(_Section):
+    secret_env: _Names = _key((), "extra environment variable names whose values are secrets")
+    not_secret_env: _Names = _key((), "names that look secret but are not")
+
+
+class HarnessConfig(_Section):
+    """The whole of harness.toml: every section optional, each with its defaults. The `[ledger]` model is
+    LedgerSettings itself (harness.ledger.settings), the one place its ranges live."""
+
+    store: StoreSection = StoreSection()
+    rules: RulesSection = RulesSection()
+    github: GithubSection = GithubSection()
+    aur: AurSection = AurSection()
+    okta: OktaSection = OktaSection()
+    pull: PullSection = PullSection()
+    triage: TriageSection = TriageSection()
+    ledger: LedgerSettings = LedgerSettings()
+    serve: ServeSection = ServeSection()
+    telemetry: TelemetrySection = TelemetrySection()
+    redaction: RedactionSection = RedactionSection()
+
+
+# Every section's keys with their defaults and comments (FieldInfo), in file order: the one source of both.
+SCHEMA: dict[str, dict[str, FieldInfo]] = {
+    name: dict(field.annotation.model_fields)  # type: ignore[union-attr]
+    for name, field in HarnessConfig.model_fields.items()
 }
 
 # An unusable [aur] section does not stop the harness: fp_agent_verify reports it (docs/triage.md §1).
@@ -269,11 +276,11 @@ def find_workspace(environ: Mapping[str, str], *, start: Path | None = None) -> 
 def read_config_file(path: Path) -> dict[str, Any]:
     """Parse harness.toml; a missing file is an empty configuration."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        data = files.read_regular(path, CONFIG_MAX_BYTES, follow_symlinks=True)
+    except files.FileMissing:
         return {}
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    except files.FileRefused as exc:
+        raise ConfigError(str(exc)) from None
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -286,11 +293,11 @@ def read_redaction_rules(workspace: Path) -> tuple[Rule, ...]:
     """The workspace's own redaction rules (`rules/redaction.toml`, optional), each checked against its examples."""
     path = workspace / REDACTION_RULES_NAME
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        data = files.read_regular(path, CONFIG_MAX_BYTES, follow_symlinks=True)
+    except files.FileMissing:
         return ()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    except files.FileRefused as exc:
+        raise ConfigError(str(exc)) from None
     try:
         return load_workspace_rules(data.decode("utf-8"), str(path))
     except UnicodeDecodeError:
@@ -299,43 +306,39 @@ def read_redaction_rules(workspace: Path) -> tuple[Rule, ...]:
         raise ConfigError(str(exc)) from None
 
 
+def _section_values(model: BaseModel) -> dict[str, Any]:
+    return {name: getattr(model, name) for name in type(model).model_fields}
+
+
 def validate(raw: Mapping[str, Any], source: str) -> tuple[dict[str, dict[str, Any]], str]:
     """Check every section and key; returns the values with defaults filled and the [aur] problem, if any."""
-    values: dict[str, dict[str, Any]] = {}
-    aur_error = ""
-    for section in raw:
-        if section not in SCHEMA:
-            raise ConfigError(f"{source}: [{section}]: unknown section; known sections are {', '.join(SCHEMA)}")
-        if not isinstance(raw[section], dict):
-            raise ConfigError(f"{source}: [{section}]: expected a table")
-    for section, keys in SCHEMA.items():
-        given = raw.get(section, {})
-        out: dict[str, Any] = {}
-        for key in given:
-            if key not in keys:
-                raise ConfigError(f"{source}: [{section}] {key}: unknown key; known keys are {', '.join(keys)}")
-        for key, spec in keys.items():
-            if key not in given:
-                out[key] = spec.check(spec.default)
-                continue
-            try:
-                out[key] = spec.check(given[key])
-            except ValueError as exc:
-                if section in _SOFT_SECTIONS:
-                    aur_error = aur_error or f"[{section}] {key} is invalid"
-                    out[key] = None
-                    continue
-                raise ConfigError(f"{source}: [{section}] {key}: {exc}") from None
-        values[section] = out
     try:
-        LedgerSettings.from_table(raw.get("ledger", {}))
-    except LedgerSettingsError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
+        config = HarnessConfig.model_validate(raw)
+        aur_error = ""
+        soft: list[str] = []
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        hard = [e for e in errors if not _is_soft(e)]
+        if hard:
+            raise ConfigError(f"{source}: {describe_config_error(hard, HarnessConfig)}") from None
+        keys = list(AurSection.model_fields)
+        soft = sorted({str(e["loc"][1]) for e in errors}, key=keys.index)
+        aur_error = f"[aur] {soft[0]} is invalid"
+        kept = {k: v for k, v in raw["aur"].items() if k not in soft}
+        config = HarnessConfig.model_validate({**raw, "aur": kept})
+    values = {section: _section_values(getattr(config, section)) for section in HarnessConfig.model_fields}
+    for key in soft:
+        values["aur"][key] = None
     try:
         serve_keys.ServeSettings.from_values(values["serve"])
     except ValueError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     return values, aur_error
+
+
+def _is_soft(error: Any) -> bool:
+    loc = error["loc"]
+    return len(loc) >= 2 and loc[0] in _SOFT_SECTIONS and error["type"] != "extra_forbidden"
 
 
 def process_environment() -> dict[str, str]:
@@ -417,7 +420,7 @@ def default_config_text() -> str:
     for section, keys in SCHEMA.items():
         lines.append(f"# [{section}]")
         for key, spec in keys.items():
-            lines.append(f"# {key} = {_toml_value(spec.default)}  # {spec.comment}")
+            lines.append(f"# {key} = {_toml_value(spec.default)}  # {spec.description}")
         lines.append("")
     return "\n".join(lines)
 
@@ -427,6 +430,6 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -11,7 +11,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from harness.errors import EXIT_CODES, HarnessError, InvalidInput, LedgerUnavailableError
+from harness.errors import EXIT_CODES, HarnessError, InvalidInput, LedgerUnavailable
 from harness.surface import Registry
 from harness.text import canonjson
 from harness.text.sanitize import echo, sanitize_field
@@ -112,7 +112,7 @@ class Recorder(Protocol):
     (none when it wrote nothing); the dispatcher ignores them, a wrapping recorder (telemetry) reads them."""
 
     def begin(self, record: CallRecord) -> WrittenRow | None:
-        """Write the start row durably; raise LedgerUnavailableError if it cannot be written."""
+        """Write the start row durably; raise LedgerUnavailable if it cannot be written."""
 
     def finish(self, record: CallRecord, outcome: Outcome, duration_ms: int, exit_code: int | None) -> WrittenRow | None:
         """Write the end row; never raise (a failure is logged, the response stands)."""
@@ -266,7 +266,7 @@ def _recorded(record: CallRecord, run: Callable[[], dict[str, Any]], recorder: R
     name = record.operation
     try:
         recorder.begin(record)
-    except LedgerUnavailableError as exc:
+    except LedgerUnavailable as exc:
         call = record.call
         log.error(
             "ledger unavailable, call %s refused (conversation %s, request %s, tool call %s): %s",

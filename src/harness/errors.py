@@ -45,7 +45,10 @@ class UpstreamUnavailable(HarnessError):
     code = "upstream_unavailable"
 
 
-class LedgerUnavailableError(HarnessError):
+class LedgerUnavailable(HarnessError):
+    """The ledger_unavailable answer of a call, its message already redacted; the recorder raises it when the
+    backend fails (harness.ledger.errors.LedgerBackendError and the other LedgerErrors)."""
+
     code = "ledger_unavailable"
 
 

@@ -89,3 +89,43 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel]) -> s
 
     _, first = min(enumerate(errors), key=rank)
     return f"{field_path(tuple(first['loc']))}: {_problem(first, model)}"
+
+
+def _config_rank(error: Any, model: type[BaseModel]) -> tuple[int, int, int, int]:
+    """harness.toml's first-failure order: unknown sections, then sections that are not tables, then section by
+    section in file order, each with its unknown keys before its keys in order."""
+    loc = error["loc"]
+    sections = list(model.model_fields)
+    section = loc[0] if loc else ""
+    if section not in model.model_fields:
+        return (0, 0, 0, 0)
+    if len(loc) == 1:
+        return (1, sections.index(section), 0, 0)
+    keys = list(_section_model(model, section).model_fields)
+    key = loc[1]
+    if error["type"] == "extra_forbidden" or key not in keys:
+        return (2, sections.index(section), 0, 0)
+    return (2, sections.index(section), 1, keys.index(key))
+
+
+def _section_model(model: type[BaseModel], section: str) -> type[BaseModel]:
+    annotation = model.model_fields[section].annotation
+    assert isinstance(annotation, type) and issubclass(annotation, BaseModel)
+    return annotation
+
+
+def describe_config_error(errors: list[Any], model: type[BaseModel]) -> str:
+    """The `[section] key: problem` message for the first failing key of a configuration file whose top-level
+    model has one field per section (harness.config.HarnessConfig)."""
+    first = min(errors, key=lambda error: _config_rank(error, model))
+    loc = tuple(first["loc"])
+    section = str(loc[0]) if loc else ""
+    if len(loc) == 1:
+        if first["type"] == "extra_forbidden":
+            return f"[{section}]: unknown section; known sections are {', '.join(model.model_fields)}"
+        return f"[{section}]: {_problem(first, model)}"
+    section_model = _section_model(model, section)
+    key = field_path(loc[1:])
+    if first["type"] == "extra_forbidden" and len(loc) == 2:
+        return f"[{section}] {key}: unknown key; known keys are {', '.join(section_model.model_fields)}"
+    return f"[{section}] {key}: {_problem(first, section_model)}"

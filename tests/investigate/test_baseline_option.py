@@ -137,7 +137,7 @@ def test_a_bad_file_is_invalid_input_naming_the_file(
 def test_a_missing_file_is_invalid_input(workspace: Path, tmp_path: Path, door: Callable[..., Answer]) -> None:
     path = tmp_path / "missing.json"
     result = door(workspace, "check_baseline", {"entity": "x"}, baseline=path)
-    assert result.document["error"]["message"] == f"baseline file {path}: cannot read: No such file or directory"
+    assert result.document["error"]["message"] == f'baseline: file "{path}" does not exist'
 
 
 def _operation_calls() -> list[list[str]]:
@@ -153,7 +153,7 @@ def test_a_bad_file_fails_every_cli_call(workspace: Path, tmp_path: Path, call: 
     assert result.exit_code == 2
     error = result.json()["error"]
     assert error["code"] == "invalid_input"
-    assert error["message"] == f'baseline file {path}: field "known_actors[0]": expected a string, got a number'
+    assert error["message"] == f'baseline file {path}: field "known_actors[0]": expected a string, got an integer'
     assert not (workspace / "store").exists()
     assert not (workspace / "harness.toml").exists()
 

@@ -150,7 +150,7 @@ def test_a_finding_id_without_its_event_is_not_found(tmp_path: Path) -> None:
         ({}, "id: is required"),
         ({"id": ""}, "id: must not be empty"),
         ({"id": "x" * 257}, "id: must be at most 256 bytes (UTF-8), got 257"),
-        ({"id": 5}, "id: expected a string, got a number"),
+        ({"id": 5}, "id: expected a string, got an integer"),
         ({"id": "x", "ids": ["x"]}, "ids: unknown field; the accepted fields are id"),
     ],
 )

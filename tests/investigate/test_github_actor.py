@@ -495,7 +495,7 @@ def test_boundary_logins_are_accepted(door: Door, fake_github: FakeGitHub, login
 
 def test_login_of_another_type_is_invalid_input(fake_github: FakeGitHub) -> None:
     result = call_mcp(fake_github.workspace, {"login": 42})
-    expect_error(result, "invalid_input", "login: expected a string, got a number")
+    expect_error(result, "invalid_input", "login: expected a string, got an integer")
 
 
 def test_missing_login_and_unknown_fields_are_invalid_input(door: Door, fake_github: FakeGitHub) -> None:

@@ -241,7 +241,7 @@ def test_a_missing_rules_file_is_upstream_unavailable(
 ) -> None:
     missing = tmp_path / "missing.yaml"
     result = door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": "x"}, rules=missing)
-    assert _upstream(result) == f'rule corpus explicit: cannot read "{missing}": No such file or directory'
+    assert _upstream(result) == f'rule corpus explicit: file "{missing}" does not exist'
 
 
 def test_a_pin_mismatch_is_upstream_unavailable(
@@ -350,7 +350,7 @@ def test_rule_ids_are_flags_on_the_cli(workspace: Path) -> None:
         ({"finding_id": "f", "rule_ids": ["R" * 65]}, "rule_ids[0]: must be at most 64 bytes (UTF-8), got 65"),
         ({"finding_id": "f", "rule_ids": [f"R-{n}" for n in range(65)]},
          "rule_ids: must have at most 64 items, got 65"),
-        ({"finding_id": "f", "rule_ids": 7}, "rule_ids: expected an array, got a number"),
+        ({"finding_id": "f", "rule_ids": 7}, "rule_ids: expected an array, got an integer"),
         ({"finding_id": "f", "rule_ids": ["R-001", "R-001\u202e"]}, f"rule_ids[1]: {RULE_ID_PROBLEM}"),
         ({"finding_id": "f", "rule_ids": ["-R1"]}, f"rule_ids[0]: {RULE_ID_PROBLEM}"),
         ({"finding_id": "f", "rule_ids": ["R 001"]}, f"rule_ids[0]: {RULE_ID_PROBLEM}"),

@@ -202,7 +202,7 @@ def test_a_long_reason_is_capped_visibly(tmp_path: Path) -> None:
             {"finding_family": "x"},
             "finding_family: unknown field; the accepted fields are actor, source, type, ids, since, limit",
         ),
-        ({"type": 3}, "type: expected a string, got a number"),
+        ({"type": 3}, "type: expected a string, got an integer"),
     ],
 )
 def test_invalid_input_names_the_field(ws_f: Path, arguments: dict[str, Any], message: str) -> None:

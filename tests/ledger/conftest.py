@@ -12,7 +12,7 @@ from pgsupport import PgServer, pg_server  # noqa: F401  (the shared session fix
 
 from harness.ledger.commands import migrate
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.store import Store
+from harness.ledger.store import LedgerStore
 from harness.text.redact import KnownSecrets, Redactor, build_redactor
 
 
@@ -87,7 +87,7 @@ def ledger_target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) 
 
 
 @pytest.fixture
-def store(ledger_target: str, redactor: Redactor, clock: FakeClock) -> Iterator[Store]:
+def store(ledger_target: str, redactor: Redactor, clock: FakeClock) -> Iterator[LedgerStore]:
     opened = open_test_store(ledger_target, redactor, clock)
     yield opened
     opened.close()

@@ -16,7 +16,7 @@ from pgsupport import PgServer
 from psycopg import sql as psql
 
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.store import Store, open_store
+from harness.ledger.store import LedgerStore, open_store
 from harness.text.redact import Redactor
 
 # A known secret registered with the redactor: it must never reach a table.
@@ -38,7 +38,7 @@ class FakeClock:
             return self.now
 
 
-def open_test_store(target: str, redactor: Redactor, clock: FakeClock, **settings: object) -> Store:
+def open_test_store(target: str, redactor: Redactor, clock: FakeClock, **settings: object) -> LedgerStore:
     """open_store with test settings."""
     return open_store(target, redactor=redactor, clock=clock, settings=LedgerSettings(**settings), create=True)  # type: ignore[arg-type]
 

@@ -14,10 +14,10 @@ from ledger_support import T0, FakeClock, SqliteAdmin
 
 from harness.errors import InvalidInput, NotFound
 from harness.ledger import commands
-from harness.ledger.errors import LedgerUnavailable
+from harness.ledger.errors import LedgerBackendError
 from harness.ledger.model import LedgerEvent, end_event
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.store import Store, open_store
+from harness.ledger.store import LedgerStore, open_store
 from harness.ledger.verify import parse_heads_document
 from harness.text.redact import Redactor
 
@@ -25,7 +25,7 @@ SECOND = datetime.timedelta(seconds=1)
 
 
 def _call(
-    store: Store, cid: str, n: int, *, at: datetime.datetime, status: str | None, tool: str = "search_events"
+    store: LedgerStore, cid: str, n: int, *, at: datetime.datetime, status: str | None, tool: str = "search_events"
 ) -> None:
     row = store.insert(LedgerEvent(cid, str(n), f"call-{n}", tool, "start", ts=at, arguments="{}")).row
     if status is not None:
@@ -45,7 +45,7 @@ def _call(
 
 
 @pytest.fixture
-def filled(store: Store) -> Store:
+def filled(store: LedgerStore) -> LedgerStore:
     _call(store, "conv-a", 1, at=T0, status="ok")
     _call(store, "conv-a", 2, at=T0 + 2 * SECOND, status="error", tool="get_raw_event")
     _call(store, "conv-b", 1, at=T0 + 4 * SECOND, status=None)
@@ -58,7 +58,7 @@ def _ids(doc: dict[str, Any]) -> list[tuple[str, int]]:
 
 
 class TestList:
-    def test_all_calls_newest_first(self, filled: Store, clock: FakeClock) -> None:
+    def test_all_calls_newest_first(self, filled: LedgerStore, clock: FakeClock) -> None:
         doc = commands.list_calls(filled, clock=clock)
         assert _ids(doc) == [("conv-b", 2), ("conv-b", 1), ("conv-a", 2), ("conv-a", 1)]
         assert doc["truncated"] is False and doc["notes"] == ""
@@ -97,13 +97,13 @@ class TestList:
             ({"limit": 2}, [("conv-b", 2), ("conv-b", 1)]),
         ],
     )
-    def test_filters(self, filled: Store, clock: FakeClock, options: dict[str, Any], expected: list[Any]) -> None:
+    def test_filters(self, filled: LedgerStore, clock: FakeClock, options: dict[str, Any], expected: list[Any]) -> None:
         doc = commands.list_calls(filled, clock=clock, **options)
         assert _ids(doc) == expected
         assert doc["truncated"] is (options == {"limit": 2})
         assert doc["notes"] == ("" if expected else "no calls matched")
 
-    def test_principal_filter_reads_the_start_rows_caller(self, store: Store, clock: FakeClock) -> None:
+    def test_principal_filter_reads_the_start_rows_caller(self, store: LedgerStore, clock: FakeClock) -> None:
         for n, principal in enumerate(["alice", "bob", "alice"], start=1):
             meta = {"caller": {"principal": principal, "auth_method": "oauth"}}
             event = LedgerEvent("conv-p", str(n), f"call-{n}", "test_echo", "start", ts=T0, arguments="{}", meta=meta)
@@ -117,7 +117,7 @@ class TestList:
         with pytest.raises(InvalidInput, match="principal"):
             commands.list_calls(store, clock=clock, principal="")
 
-    def test_in_flight_before_a_duration(self, filled: Store) -> None:
+    def test_in_flight_before_a_duration(self, filled: LedgerStore) -> None:
         late = FakeClock(T0 + datetime.timedelta(minutes=20))
         assert _ids(commands.list_calls(filled, clock=late, in_flight_before="15m")) == [("conv-b", 1)]
         early = FakeClock(T0 + datetime.timedelta(minutes=5))
@@ -126,7 +126,7 @@ class TestList:
         assert commands.parse_cutoff("x", "3d", T0) == T0 - datetime.timedelta(days=3)
         assert commands.parse_cutoff("x", "30s", T0) == T0 - datetime.timedelta(seconds=30)
 
-    def test_conversations(self, filled: Store, clock: FakeClock) -> None:
+    def test_conversations(self, filled: LedgerStore, clock: FakeClock) -> None:
         doc = commands.list_calls(filled, clock=clock, conversations=True)
         assert doc["conversations"] == [
             {
@@ -161,16 +161,16 @@ class TestList:
             ({"conversation": "a b"}, "conversation"),
         ],
     )
-    def test_invalid_options(self, filled: Store, clock: FakeClock, options: dict[str, Any], field: str) -> None:
+    def test_invalid_options(self, filled: LedgerStore, clock: FakeClock, options: dict[str, Any], field: str) -> None:
         with pytest.raises(InvalidInput, match=f"^{field}: "):
             commands.list_calls(filled, clock=clock, **options)
 
-    def test_limit_maximum_is_accepted(self, filled: Store, clock: FakeClock) -> None:
+    def test_limit_maximum_is_accepted(self, filled: LedgerStore, clock: FakeClock) -> None:
         assert len(commands.list_calls(filled, clock=clock, limit=10_000)["calls"]) == 4
 
 
 class TestShow:
-    def test_a_conversation(self, filled: Store) -> None:
+    def test_a_conversation(self, filled: LedgerStore) -> None:
         doc = commands.show(filled, "conv-a")
         conversation = doc["conversation"]
         assert conversation["id"] == "conv-a" and conversation["rows"] == 4
@@ -182,12 +182,12 @@ class TestShow:
         assert len(row) == 26 and row["status"] is None and row["prev_hash"] == "0" * 64
         assert row == filled.list_by_conversation("conv-a")[0].to_json()
 
-    def test_call_offset_and_limit(self, filled: Store) -> None:
+    def test_call_offset_and_limit(self, filled: LedgerStore) -> None:
         assert [r["chain_seq"] for r in commands.show(filled, "conv-a", call="call-2")["rows"]] == [3, 4]
         page = commands.show(filled, "conv-a", after_chain_seq=1, limit=2)
         assert [r["chain_seq"] for r in page["rows"]] == [2, 3] and page["truncated"] is True
 
-    def test_unknown_and_deleted_conversations(self, filled: Store, backend: str, admin: Any) -> None:
+    def test_unknown_and_deleted_conversations(self, filled: LedgerStore, backend: str, admin: Any) -> None:
         with pytest.raises(NotFound, match="is not in the ledger"):
             commands.show(filled, "nobody")
         admin.delete_conversation("conv-a")
@@ -195,13 +195,13 @@ class TestShow:
             commands.show(filled, "conv-a")
 
     @pytest.mark.parametrize("options", [{"limit": 0}, {"after_chain_seq": -1}, {"call": "a b"}])
-    def test_invalid_options(self, filled: Store, options: dict[str, Any]) -> None:
+    def test_invalid_options(self, filled: LedgerStore, options: dict[str, Any]) -> None:
         with pytest.raises(InvalidInput):
             commands.show(filled, "conv-a", **options)
 
 
 class TestHeadAndExport:
-    def test_head(self, filled: Store, clock: FakeClock, tmp_path: Path) -> None:
+    def test_head(self, filled: LedgerStore, clock: FakeClock, tmp_path: Path) -> None:
         doc = commands.head(filled, clock=clock)
         assert [h["conversation_id"] for h in doc["heads"]] == ["conv-a", "conv-b"]
         assert doc["backend"] == filled.backend
@@ -214,7 +214,7 @@ class TestHeadAndExport:
         assert parse_heads_document(out.read_text()) == filled.heads()
         assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
-    def test_export_is_canonical_ordered_and_repeatable(self, filled: Store) -> None:
+    def test_export_is_canonical_ordered_and_repeatable(self, filled: LedgerStore) -> None:
         lines = list(commands.export_lines(filled))
         assert len(lines) == 7 and all(line.endswith("\n") for line in lines)
         objects = [json.loads(line) for line in lines]
@@ -231,14 +231,14 @@ class TestHeadAndExport:
             assert line == json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
         assert "".join(commands.export_lines(filled)) == "".join(lines)
 
-    def test_export_filters(self, filled: Store) -> None:
+    def test_export_filters(self, filled: LedgerStore) -> None:
         assert len(list(commands.export_lines(filled, conversations=["conv-b"]))) == 3
         since = list(commands.export_lines(filled, since="2026-01-02T03:04:09.123456Z"))
         assert [json.loads(x)["conversation_id"] for x in since] == ["conv-b"] * 3
         with pytest.raises(InvalidInput, match="^until: "):
             commands.export_lines(filled, until="soon")
 
-    def test_export_to_a_file(self, filled: Store, tmp_path: Path) -> None:
+    def test_export_to_a_file(self, filled: LedgerStore, tmp_path: Path) -> None:
         out = tmp_path / "export.jsonl"
         summary = commands.export_to_file(filled, out)
         data = out.read_bytes()
@@ -269,7 +269,7 @@ class TestMissingLedger:
         with pytest.raises(NotFound):
             commands.show(store, "conv-a")
         assert store.schema_version() == 0 and store.list_in_flight_before(T0) == []
-        with pytest.raises(LedgerUnavailable, match="read-only"):
+        with pytest.raises(LedgerBackendError, match="read-only"):
             store.insert(LedgerEvent("c", "1", "k", "search_events", "start"))
         store.close()
         assert not path.exists() and list(tmp_path.iterdir()) == []
@@ -283,7 +283,7 @@ class TestMissingLedger:
         writer.close()
         reader = open_store(str(path), redactor=redactor, clock=clock, settings=LedgerSettings(), create=False)
         assert len(commands.list_calls(reader, clock=clock)["calls"]) == 1
-        with pytest.raises(LedgerUnavailable, match="read-only"):
+        with pytest.raises(LedgerBackendError, match="read-only"):
             reader.insert(LedgerEvent("c", "2", "k", "search_events", "start"))
         reader.close()
 

@@ -10,7 +10,7 @@ from itertools import groupby
 import pytest
 from ledger_support import concurrency_worker
 
-from harness.ledger.store import Store
+from harness.ledger.store import LedgerStore
 from harness.ledger.verify import verify
 
 WORKERS = 8
@@ -18,7 +18,7 @@ CALLS = 100
 
 
 @pytest.mark.slow
-def test_eight_processes(store: Store, ledger_target: str) -> None:
+def test_eight_processes(store: LedgerStore, ledger_target: str) -> None:
     with ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn")) as pool:
         done = list(pool.map(concurrency_worker, [ledger_target] * WORKERS, range(WORKERS), [CALLS] * WORKERS))
     assert done == [CALLS] * WORKERS

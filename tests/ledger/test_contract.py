@@ -1,4 +1,4 @@
-"""The Store contract (docs/ledger.md §9, docs/ledger.md §14 "Contract suite"), on both backends."""
+"""The LedgerStore contract (docs/ledger.md §9, docs/ledger.md §14 "Contract suite"), on both backends."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ledger_support import KNOWN_SECRET, T0, FakeClock, PgAdmin, SqliteAdmin, op
 from harness.ledger import chain, ids
 from harness.ledger.errors import LedgerIntegrityError, LedgerValueError
 from harness.ledger.model import LedgerEvent, LedgerRow, end_event
-from harness.ledger.store import Store
+from harness.ledger.store import LedgerStore
 from harness.text import canonjson, redact
 from harness.text.redact import Redactor
 
@@ -33,12 +33,12 @@ def finish(row: LedgerRow, **fields: Any) -> LedgerEvent:
     return end_event(row, **base)
 
 
-def all_rows(store: Store) -> list[LedgerRow]:
+def all_rows(store: LedgerStore) -> list[LedgerRow]:
     return list(store.iter_rows())
 
 
 class TestRoundTrip:
-    def test_one_call(self, store: Store) -> None:
+    def test_one_call(self, store: LedgerStore) -> None:
         begun = store.insert(start(arguments='{"actor":"admin-user"}', meta={"surface": "cli"}))
         assert begun.inserted
         ended = store.insert(finish(begun.row, result_preview="{}", result_bytes=2, exit_code=0))
@@ -52,7 +52,7 @@ class TestRoundTrip:
         assert e.started_at == s.started_at and e.exit_code == 0
         assert e.row_hash == chain.hash_values(e.chain_values())
 
-    def test_exit_code_zero_versus_null(self, store: Store) -> None:
+    def test_exit_code_zero_versus_null(self, store: LedgerStore) -> None:
         cli = store.insert(start(call="cli"))
         mcp = store.insert(start(call="mcp"))
         store.insert(finish(cli.row, exit_code=0))
@@ -60,14 +60,14 @@ class TestRoundTrip:
         ends = {r.tool_call_id: r for r in store.list_by_conversation("conv-1") if r.event == "end"}
         assert ends["cli"].exit_code == 0 and ends["mcp"].exit_code is None
 
-    def test_meta_with_nul_non_bmp_and_lone_surrogates(self, store: Store) -> None:
+    def test_meta_with_nul_non_bmp_and_lone_surrogates(self, store: LedgerStore) -> None:
         meta = {"nul": "a\x00b", "emoji": "😀 é", "lone": "x\ud800y", "deep": {"l": ["\udfff"]}}
         stored = store.insert(start(meta=meta)).row
         read = store.list_by_conversation("conv-1")[0]
         assert read == stored
         assert read.meta_object == {"nul": "a[NUL]b", "emoji": "😀 é", "lone": "x\ufffdy", "deep": {"l": ["\ufffd"]}}
 
-    def test_secrets_never_reach_a_row(self, store: Store) -> None:
+    def test_secrets_never_reach_a_row(self, store: LedgerStore) -> None:
         row = store.insert(start(arguments=f'{{"q":"{KNOWN_SECRET}"}}', meta={"client": KNOWN_SECRET})).row
         store.insert(
             finish(
@@ -81,7 +81,7 @@ class TestRoundTrip:
         dumped = json.dumps([r.to_json() for r in all_rows(store)])
         assert KNOWN_SECRET not in dumped and "[REDACTED:known_secret]" in dumped
 
-    def test_list_by_conversation_order_offset_and_limit(self, store: Store) -> None:
+    def test_list_by_conversation_order_offset_and_limit(self, store: LedgerStore) -> None:
         for n in range(5):
             store.insert(start(call=f"c{n}"))
         store.insert(start(conversation="other"))
@@ -92,7 +92,7 @@ class TestRoundTrip:
 
 
 class TestIdempotency:
-    def test_duplicate_start_and_end(self, store: Store) -> None:
+    def test_duplicate_start_and_end(self, store: LedgerStore) -> None:
         first = store.insert(start())
         heads = store.heads()
         again = store.insert(start(arguments="different"))
@@ -103,13 +103,13 @@ class TestIdempotency:
         assert not duplicate.inserted and duplicate.row == end.row
         assert len(all_rows(store)) == 2
 
-    def test_a_retry_with_the_same_row_id_reports_inserted(self, store: Store) -> None:
+    def test_a_retry_with_the_same_row_id_reports_inserted(self, store: LedgerStore) -> None:
         row_id = ids.uuid7()
         first = store.insert(start(id=row_id))
         retry = store.insert(start(id=row_id))
         assert retry.inserted and retry.row == first.row and len(all_rows(store)) == 1
 
-    def test_insert_many_interleaves_conversations(self, store: Store) -> None:
+    def test_insert_many_interleaves_conversations(self, store: LedgerStore) -> None:
         events = [start(conversation=f"c{n % 3}", call=f"k{n}") for n in range(9)]
         results = store.insert_many(events)
         assert all(r.inserted for r in results)
@@ -119,7 +119,7 @@ class TestIdempotency:
         assert [r.inserted for r in ends] == [True, True, True, False]
         assert [r.row.seq for r in ends[:3]] == [1, 1, 1]
 
-    def test_insert_many_start_and_end_in_one_batch(self, store: Store) -> None:
+    def test_insert_many_start_and_end_in_one_batch(self, store: LedgerStore) -> None:
         s = start(id=ids.uuid7(), ts=T0)
         e = LedgerEvent(
             "conv-1",
@@ -137,12 +137,12 @@ class TestIdempotency:
         assert [r.row.chain_seq for r in results] == [1, 2, 1]
         assert results[1].row.seq == 1 and results[2].inserted  # the same row id within the batch
 
-    def test_empty_insert_many(self, store: Store) -> None:
+    def test_empty_insert_many(self, store: LedgerStore) -> None:
         assert store.insert_many([]) == []
 
 
 class TestReservation:
-    def test_acquire_held_and_replay(self, store: Store) -> None:
+    def test_acquire_held_and_replay(self, store: LedgerStore) -> None:
         acquired = store.reserve(start())
         assert acquired.owned and acquired.end is None
         held = store.reserve(start())
@@ -151,12 +151,12 @@ class TestReservation:
         replay = store.reserve(start())
         assert not replay.owned and replay.end == end
 
-    def test_reserve_takes_starts_only(self, store: Store) -> None:
+    def test_reserve_takes_starts_only(self, store: LedgerStore) -> None:
         row = store.insert(start()).row
         with pytest.raises(LedgerValueError):
             store.reserve(finish(row))
 
-    def test_get_end(self, store: Store) -> None:
+    def test_get_end(self, store: LedgerStore) -> None:
         row = store.insert(start()).row
         assert store.get_end("conv-1", "1", "call-1") is None
         end = store.insert(finish(row)).row
@@ -164,13 +164,13 @@ class TestReservation:
 
 
 class TestRefusals:
-    def test_end_without_start(self, store: Store) -> None:
+    def test_end_without_start(self, store: LedgerStore) -> None:
         orphan = LedgerEvent("conv-1", "1", "nope", "search_events", "end", ended_at=T0, duration_ms=1, status="ok")
         with pytest.raises(LedgerIntegrityError, match="end without start"):
             store.insert(orphan)
         assert all_rows(store) == []
 
-    def test_a_tombstoned_conversation_id_is_never_reused(self, store: Store, admin: SqliteAdmin | PgAdmin) -> None:
+    def test_a_tombstoned_conversation_id_is_never_reused(self, store: LedgerStore, admin: SqliteAdmin | PgAdmin) -> None:
         store.insert(start(conversation="gone"))
         admin.delete_conversation("gone")
         with pytest.raises(LedgerIntegrityError, match="conversation gone was deleted from the ledger"):
@@ -188,17 +188,17 @@ class TestRefusals:
         ],
         ids=["naive", "float-meta", "over-cap-meta", "start-with-end-column", "bad-id"],
     )
-    def test_boundary_refusals_write_nothing(self, store: Store, event: LedgerEvent) -> None:
+    def test_boundary_refusals_write_nothing(self, store: LedgerStore, event: LedgerEvent) -> None:
         with pytest.raises(LedgerValueError):
             store.insert(event)
         assert all_rows(store) == []
 
-    def test_a_bad_event_in_a_batch_writes_nothing(self, store: Store) -> None:
+    def test_a_bad_event_in_a_batch_writes_nothing(self, store: LedgerStore) -> None:
         with pytest.raises(LedgerValueError):
             store.insert_many([start(), start(call="2", meta={"f": 1.0})])
         assert all_rows(store) == []
 
-    def test_boundary_rules_through_the_store(self, store: Store) -> None:
+    def test_boundary_rules_through_the_store(self, store: LedgerStore) -> None:
         row = store.insert(start(arguments="", meta={})).row
         assert (row.arguments, row.args_bytes, row.meta) == (None, None, None)
         end = store.insert(finish(row, duration_ms=2**70, exit_code=-(2**40), result_preview="", result_bytes=0)).row
@@ -213,7 +213,7 @@ class TestRefusals:
 
 
 class TestInFlight:
-    def test_only_old_starts_without_ends(self, store: Store, clock: FakeClock) -> None:
+    def test_only_old_starts_without_ends(self, store: LedgerStore, clock: FakeClock) -> None:
         old_open = store.insert(start(call="old-open", ts=T0)).row
         old_done = store.insert(start(call="old-done", ts=T0 + datetime.timedelta(seconds=1))).row
         store.insert(finish(old_done))
@@ -227,7 +227,7 @@ class TestInFlight:
 
 
 class TestReads:
-    def test_heads_iter_rows_and_filters(self, store: Store) -> None:
+    def test_heads_iter_rows_and_filters(self, store: LedgerStore) -> None:
         a = store.insert(start(conversation="a", ts=T0)).row
         b1 = store.insert(start(conversation="b", ts=T0 + datetime.timedelta(seconds=1))).row
         b2 = store.insert(finish(b1)).row
@@ -257,7 +257,7 @@ class TestVectors:
         finally:
             store.close()
 
-    def _vectors(self, store: Store) -> None:
+    def _vectors(self, store: LedgerStore) -> None:
         started = datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
         ended = datetime.datetime(2026, 1, 2, 3, 4, 5, 170001, tzinfo=UTC)
         first = store.insert(
@@ -311,7 +311,7 @@ _meta = st.dictionaries(
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(meta=_meta)
-def test_meta_reads_back_as_the_hashed_canonical_text(store: Store, meta: dict[str, Any]) -> None:
+def test_meta_reads_back_as_the_hashed_canonical_text(store: LedgerStore, meta: dict[str, Any]) -> None:
     """jsonb reorders keys and adds spaces; re-serializing what is read back must reproduce the hashed bytes."""
     written = store.insert(start(call=ids.uuid7().hex, meta=meta)).row
     read = next(r for r in store.list_by_conversation("conv-1") if r.id == written.id)

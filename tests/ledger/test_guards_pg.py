@@ -15,10 +15,10 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from harness.ledger import commands, migrations
-from harness.ledger.errors import LedgerUnavailable
+from harness.ledger.errors import LedgerBackendError
 from harness.ledger.model import LedgerEvent, end_event
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.store import Store, open_store
+from harness.ledger.store import LedgerStore, open_store
 from harness.ledger.verify import verify
 from harness.text.redact import Redactor
 
@@ -33,7 +33,7 @@ def backend() -> str:
 
 
 @pytest.fixture
-def filled(store: Store, pg_ledger: PgLedger) -> Iterator[Store]:
+def filled(store: LedgerStore, pg_ledger: PgLedger) -> Iterator[LedgerStore]:
     """Two conversations with a finished call each, and a tombstone from a third one."""
     for cid in ("conv-a", "conv-b", "conv-gone"):
         row = store.insert(LedgerEvent(cid, "1", "call-1", "search_events", "start", arguments="{}")).row
@@ -42,7 +42,7 @@ def filled(store: Store, pg_ledger: PgLedger) -> Iterator[Store]:
     yield store
 
 
-def _export(store: Store) -> str:
+def _export(store: LedgerStore) -> str:
     return "".join(commands.export_lines(store))
 
 
@@ -55,7 +55,7 @@ def _expect_42501(conn: psycopg.Connection, statement: str) -> str:
 
 @pytest.mark.parametrize("table", TABLES)
 @pytest.mark.parametrize("verb", ["UPDATE ledger.{t} SET {c} = {c}", "DELETE FROM ledger.{t}", "TRUNCATE ledger.{t}"])
-def test_the_app_role_cannot_change_data(filled: Store, pg_ledger: PgLedger, table: str, verb: str) -> None:
+def test_the_app_role_cannot_change_data(filled: LedgerStore, pg_ledger: PgLedger, table: str, verb: str) -> None:
     before = _export(filled)
     column = "conversation_id" if table != "conversations" else "id"
     with psycopg.connect(pg_ledger.dsn, autocommit=True) as conn:
@@ -64,7 +64,7 @@ def test_the_app_role_cannot_change_data(filled: Store, pg_ledger: PgLedger, tab
     assert _export(filled) == before
 
 
-def test_app_role_privileges_are_exactly_select_and_insert(filled: Store, pg_ledger: PgLedger) -> None:
+def test_app_role_privileges_are_exactly_select_and_insert(filled: LedgerStore, pg_ledger: PgLedger) -> None:
     with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT t, p, has_table_privilege(%s, 'ledger.' || t, p) FROM unnest(%s::text[]) t,"
@@ -103,7 +103,7 @@ def test_app_role_privileges_are_exactly_select_and_insert(filled: Store, pg_led
     ],
 )
 def test_triggers_bind_superusers_even_in_replica_mode(
-    filled: Store, pg_ledger: PgLedger, statement: str, replica: bool
+    filled: LedgerStore, pg_ledger: PgLedger, statement: str, replica: bool
 ) -> None:
     before = _export(filled)
     with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
@@ -113,7 +113,7 @@ def test_triggers_bind_superusers_even_in_replica_mode(
     assert _export(filled) == before
 
 
-def test_every_ledger_trigger_is_enabled_always(filled: Store, pg_ledger: PgLedger) -> None:
+def test_every_ledger_trigger_is_enabled_always(filled: LedgerStore, pg_ledger: PgLedger) -> None:
     with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
@@ -123,7 +123,7 @@ def test_every_ledger_trigger_is_enabled_always(filled: Store, pg_ledger: PgLedg
     assert {enabled for _, _, enabled in rows} == {"A"}
 
 
-def test_trigger_functions_are_definer_rights_with_a_pinned_search_path(filled: Store, pg_ledger: PgLedger) -> None:
+def test_trigger_functions_are_definer_rights_with_a_pinned_search_path(filled: LedgerStore, pg_ledger: PgLedger) -> None:
     with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT p.proname, p.prosecdef, p.proconfig, pg_get_userbyid(p.proowner) FROM pg_proc p"
@@ -144,7 +144,7 @@ def test_trigger_functions_are_definer_rights_with_a_pinned_search_path(filled: 
     assert owners == [(pg_ledger.owner_role,)] and schema_owner == pg_ledger.owner_role
 
 
-def test_the_cascade_probe_cannot_be_fooled(filled: Store, pg_ledger: PgLedger) -> None:
+def test_the_cascade_probe_cannot_be_fooled(filled: LedgerStore, pg_ledger: PgLedger) -> None:
     """Row-level security hides every parent from the prober, yet its standalone delete is still refused."""
     prober = pg_ledger.server.create_role("harness_ledger_probe", login=True)
     with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
@@ -161,7 +161,7 @@ def test_the_cascade_probe_cannot_be_fooled(filled: Store, pg_ledger: PgLedger) 
     assert _export(filled) == before
 
 
-def test_deletion_leaves_a_tombstone(filled: Store, pg_ledger: PgLedger) -> None:
+def test_deletion_leaves_a_tombstone(filled: LedgerStore, pg_ledger: PgLedger) -> None:
     heads = {h.conversation_id: h for h in filled.heads()}
     PgAdmin(pg_ledger.admin_dsn, pg_ledger.owner_role).delete_conversation("conv-a")
     assert filled.list_by_conversation("conv-a") == []
@@ -177,7 +177,7 @@ def test_deletion_leaves_a_tombstone(filled: Store, pg_ledger: PgLedger) -> None
 
 @pytest.mark.parametrize("as_owner", [True, False], ids=["owner", "superuser"])
 @pytest.mark.parametrize("statement", ["UPDATE ledger.tombstones SET row_count = 0", "DELETE FROM ledger.tombstones"])
-def test_tombstones_are_immutable(filled: Store, pg_ledger: PgLedger, statement: str, as_owner: bool) -> None:
+def test_tombstones_are_immutable(filled: LedgerStore, pg_ledger: PgLedger, statement: str, as_owner: bool) -> None:
     with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
         if as_owner:
             conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(pg_ledger.owner_role)))
@@ -186,7 +186,7 @@ def test_tombstones_are_immutable(filled: Store, pg_ledger: PgLedger, statement:
 
 
 def test_a_role_that_could_mutate_gets_a_warning(
-    filled: Store, pg_ledger: PgLedger, redactor: Redactor, caplog: pytest.LogCaptureFixture
+    filled: LedgerStore, pg_ledger: PgLedger, redactor: Redactor, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="harness.ledger"):
         privileged = open_store(pg_ledger.admin_dsn, redactor=redactor, clock=FakeClock(), settings=LedgerSettings())
@@ -198,7 +198,7 @@ def test_a_role_that_could_mutate_gets_a_warning(
         assert caplog.text == ""
 
 
-def test_a_login_without_insert_is_unavailable(filled: Store, pg_ledger: PgLedger, redactor: Redactor) -> None:
+def test_a_login_without_insert_is_unavailable(filled: LedgerStore, pg_ledger: PgLedger, redactor: Redactor) -> None:
     reader = pg_ledger.server.create_role("harness_ledger_reader", login=True)
     with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
         conn.execute(sql.SQL("GRANT USAGE ON SCHEMA ledger TO {}").format(sql.Identifier(reader)))
@@ -210,7 +210,7 @@ def test_a_login_without_insert_is_unavailable(filled: Store, pg_ledger: PgLedge
         settings=LedgerSettings(),
     )
     try:
-        with pytest.raises(LedgerUnavailable, match="permission denied"):
+        with pytest.raises(LedgerBackendError, match="permission denied"):
             store.insert(LedgerEvent("conv-new", "1", "c", "search_events", "start"))
         assert len(store.list_by_conversation("conv-a")) == 2
     finally:
@@ -222,7 +222,7 @@ def _replica(conn: psycopg.Connection) -> psycopg.Connection:
     return conn
 
 
-def test_replica_mode_cannot_delete_a_conversation_whose_rows_would_stay(filled: Store, pg_ledger: PgLedger) -> None:
+def test_replica_mode_cannot_delete_a_conversation_whose_rows_would_stay(filled: LedgerStore, pg_ledger: PgLedger) -> None:
     """The cascade does not run in replica mode, so the delete that would orphan the rows is itself refused."""
     before = _export(filled)
     with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
@@ -234,7 +234,7 @@ def test_replica_mode_cannot_delete_a_conversation_whose_rows_would_stay(filled:
 
 
 @pytest.mark.parametrize("replica", [False, True], ids=["origin", "replica"])
-def test_a_deleted_conversation_id_is_never_recreated(filled: Store, pg_ledger: PgLedger, replica: bool) -> None:
+def test_a_deleted_conversation_id_is_never_recreated(filled: LedgerStore, pg_ledger: PgLedger, replica: bool) -> None:
     with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
         if replica:
             _replica(conn)
@@ -245,7 +245,7 @@ def test_a_deleted_conversation_id_is_never_recreated(filled: Store, pg_ledger: 
         assert conn.execute("SELECT count(*) FROM ledger.conversations WHERE id = 'conv-gone'").fetchone()[0] == 0
 
 
-def test_a_cascade_still_deletes_the_whole_conversation_in_one_statement(filled: Store, pg_ledger: PgLedger) -> None:
+def test_a_cascade_still_deletes_the_whole_conversation_in_one_statement(filled: LedgerStore, pg_ledger: PgLedger) -> None:
     """A writable CTE that deletes the conversation and chosen rows in one statement is still a standalone delete."""
     with psycopg.connect(pg_ledger.admin_dsn, autocommit=True) as conn:
         conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(pg_ledger.owner_role)))

@@ -15,7 +15,7 @@ from ledger_support import FakeClock, SqliteAdmin, open_test_store
 from harness.ledger import commands, migrations
 from harness.ledger.model import LedgerEvent, end_event
 from harness.ledger.sqlite import connect
-from harness.ledger.store import Store
+from harness.ledger.store import LedgerStore
 from harness.ledger.verify import verify
 from harness.text.redact import Redactor
 
@@ -28,7 +28,7 @@ def backend() -> str:
 
 
 @pytest.fixture
-def filled(store: Store) -> Store:
+def filled(store: LedgerStore) -> LedgerStore:
     for cid in ("conv-a", "conv-b"):
         row = store.insert(LedgerEvent(cid, "1", "call-1", "search_events", "start", arguments="{}")).row
         store.insert(end_event(row, ended_at=row.ts + datetime.timedelta(seconds=1), duration_ms=1000, status="ok"))
@@ -46,7 +46,7 @@ def filled(store: Store) -> Store:
         "DELETE FROM schema_migrations",
     ],
 )
-def test_updates_and_standalone_deletes_are_refused(filled: Store, ledger_target: str, statement: str) -> None:
+def test_updates_and_standalone_deletes_are_refused(filled: LedgerStore, ledger_target: str, statement: str) -> None:
     before = "".join(commands.export_lines(filled))
     with (
         contextlib.closing(SqliteAdmin(Path(ledger_target)).connect()) as conn,
@@ -56,7 +56,7 @@ def test_updates_and_standalone_deletes_are_refused(filled: Store, ledger_target
     assert "".join(commands.export_lines(filled)) == before
 
 
-def test_cascade_leaves_a_tombstone_and_tombstones_are_immutable(filled: Store, ledger_target: str) -> None:
+def test_cascade_leaves_a_tombstone_and_tombstones_are_immutable(filled: LedgerStore, ledger_target: str) -> None:
     head = {h.conversation_id: h for h in filled.heads()}["conv-a"]
     admin = SqliteAdmin(Path(ledger_target))
     admin.delete_conversation("conv-a")
@@ -78,7 +78,7 @@ def test_cascade_leaves_a_tombstone_and_tombstones_are_immutable(filled: Store, 
 
 
 @pytest.mark.parametrize("query_only", [False, True])
-def test_every_factory_connection_enforces_foreign_keys(filled: Store, ledger_target: str, query_only: bool) -> None:
+def test_every_factory_connection_enforces_foreign_keys(filled: LedgerStore, ledger_target: str, query_only: bool) -> None:
     conn = connect(Path(ledger_target), busy_timeout_ms=1234, query_only=query_only)
     try:
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
@@ -90,12 +90,12 @@ def test_every_factory_connection_enforces_foreign_keys(filled: Store, ledger_ta
         conn.close()
 
 
-def test_snapshot_connections_are_query_only(filled: Store) -> None:
+def test_snapshot_connections_are_query_only(filled: LedgerStore) -> None:
     with filled.snapshot() as snap:
         assert snap.count_rows("conv-a") == 2
 
 
-def test_an_unknown_conversation_fails_the_foreign_key(filled: Store, ledger_target: str) -> None:
+def test_an_unknown_conversation_fails_the_foreign_key(filled: LedgerStore, ledger_target: str) -> None:
     with contextlib.closing(SqliteAdmin(Path(ledger_target)).connect()) as conn:
         row = conn.execute("SELECT * FROM tool_invocations LIMIT 1").fetchone()
         names = [d[1] for d in conn.execute("PRAGMA table_info(tool_invocations)")]
@@ -125,7 +125,7 @@ def test_file_mode_is_0600(tmp_path: Path, redactor: Redactor) -> None:
 
 @pytest.mark.parametrize("foreign_keys", ["ON", "OFF"])
 def test_a_conversation_goes_with_all_its_rows_and_never_comes_back(
-    filled: Store, ledger_target: str, foreign_keys: str
+    filled: LedgerStore, ledger_target: str, foreign_keys: str
 ) -> None:
     """Another SQLite client has foreign keys off by default: the delete must still take every row (none left to
     pick off one by one), and re-inserting the conversation row must be refused."""

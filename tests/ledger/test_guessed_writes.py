@@ -19,7 +19,7 @@ from harness.ledger import sqlcore
 from harness.ledger.errors import LedgerIntegrityError
 from harness.ledger.model import LedgerEvent, LedgerRow, end_event
 from harness.ledger.sqlcore import WriteOutcome
-from harness.ledger.store import Store
+from harness.ledger.store import LedgerStore
 from harness.ledger.verify import verify
 from harness.text.redact import Redactor
 
@@ -172,7 +172,7 @@ def test_a_stale_end_whose_start_is_remembered_keeps_its_seq(ledger_target: str,
 
 
 def test_a_remembered_head_of_a_deleted_conversation_is_refused(
-    store: Store, admin: SqliteAdmin | PgAdmin, full_path: FullPathCount
+    store: LedgerStore, admin: SqliteAdmin | PgAdmin, full_path: FullPathCount
 ) -> None:
     row = store.insert(_start("a", 0)).row
     store.insert(end_event(row, ended_at=row.ts, duration_ms=0, status="ok"))
@@ -189,7 +189,7 @@ def test_a_remembered_head_of_a_deleted_conversation_is_refused(
     assert verify(store)["ok"] is True
 
 
-def test_a_taken_key_under_an_unchanged_head_returns_the_stored_row(store: Store, full_path: FullPathCount) -> None:
+def test_a_taken_key_under_an_unchanged_head_returns_the_stored_row(store: LedgerStore, full_path: FullPathCount) -> None:
     first = store.insert(_start("a", 0)).row
     full_path.calls = 0
     again = store.insert(LedgerEvent("a", "r0", "k0", "search_events", "start", arguments="other"))

@@ -8,8 +8,9 @@ from __future__ import annotations
 from ledger_support import T0
 
 from harness.ledger import chain
-from harness.ledger.model import LedgerEvent, PreparedRow, build_row, prepare
+from harness.ledger.model import LedgerEvent, PreparedRow, build_row
 from harness.ledger.records import InsertResult
+from harness.ledger.redaction_boundary import prepare
 from harness.ledger.sqlcore import KnownHead, KnownHeads, WriteOutcome
 from harness.text.redact import Redactor
 

@@ -15,7 +15,7 @@ from psycopg import sql
 
 from harness.errors import InvalidInput
 from harness.ledger import commands, migrations
-from harness.ledger.errors import LedgerUnavailable
+from harness.ledger.errors import LedgerBackendError
 from harness.ledger.model import LedgerEvent
 from harness.ledger.settings import LedgerSettings
 from harness.ledger.sqlite import statements
@@ -49,9 +49,9 @@ def test_pending_refuses_changed_text_and_newer_schemas() -> None:
     assert migrations.pending("sqlite", [migrations.Applied(1, "initial", first.checksum)]) == [second]
     done = [migrations.Applied(1, "initial", first.checksum), migrations.Applied(2, second.name, second.checksum)]
     assert migrations.pending("sqlite", done) == []
-    with pytest.raises(LedgerUnavailable, match="checksum mismatch"):
+    with pytest.raises(LedgerBackendError, match="checksum mismatch"):
         migrations.pending("sqlite", [migrations.Applied(1, "initial", "0" * 64)])
-    with pytest.raises(LedgerUnavailable, match="newer than this harness"):
+    with pytest.raises(LedgerBackendError, match="newer than this harness"):
         migrations.pending("sqlite", [*done, migrations.Applied(3, "x", "")])
     with pytest.raises(ValueError):
         migrations.shipped("oracle")
@@ -73,14 +73,14 @@ class TestSqliteVersions:
             [("INSERT INTO schema_migrations VALUES (3, 'future', ?, '2026-01-01T00:00:00.000000Z', NULL)", ["a" * 64])]
         )
         for create in (True, False):
-            with pytest.raises(LedgerUnavailable, match="newer than this harness"):
+            with pytest.raises(LedgerBackendError, match="newer than this harness"):
                 open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS, create=create)
 
     def test_a_changed_migration_is_refused(self, tmp_path: Path, redactor: Redactor) -> None:
         path = tmp_path / "ledger.sqlite3"
         open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS).close()
         SqliteAdmin(path).tamper([("UPDATE schema_migrations SET checksum = ?", ["b" * 64])])
-        with pytest.raises(LedgerUnavailable, match="checksum mismatch"):
+        with pytest.raises(LedgerBackendError, match="checksum mismatch"):
             open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS)
 
     def test_an_empty_file_is_migrated_by_a_writer_and_read_as_empty(self, tmp_path: Path, redactor: Redactor) -> None:
@@ -139,7 +139,7 @@ class TestPostgres:
         store.close()
 
     def test_the_store_never_migrates(self, pg_server: PgServer, fresh_db: str, redactor: Redactor) -> None:
-        with pytest.raises(LedgerUnavailable, match="ledger schema 0, harness needs 3: run harness ledger migrate"):
+        with pytest.raises(LedgerBackendError, match="ledger schema 0, harness needs 3: run harness ledger migrate"):
             open_store(pg_server.dsn_for(fresh_db), redactor=redactor, clock=FakeClock(), settings=SETTINGS)
         assert not _schema_exists(pg_server, fresh_db)
 
@@ -150,9 +150,9 @@ class TestPostgres:
             conn.execute(
                 "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (4, 'x', %s)", ("c" * 64,)
             )
-        with pytest.raises(LedgerUnavailable, match="newer than this harness"):
+        with pytest.raises(LedgerBackendError, match="newer than this harness"):
             open_store(dsn, redactor=redactor, clock=FakeClock(), settings=SETTINGS)
-        with pytest.raises(LedgerUnavailable, match="newer"):
+        with pytest.raises(LedgerBackendError, match="newer"):
             commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor)
 
     def test_migrate_as_the_ledger_role(self, pg_server: PgServer, fresh_db: str, redactor: Redactor) -> None:
@@ -184,7 +184,7 @@ class TestPostgres:
         dsn = pg_server.dsn_for(fresh_db)
         with pytest.raises(InvalidInput, match="role name"):
             commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, owner_role="Robert'); DROP")
-        with pytest.raises(LedgerUnavailable, match="does not exist"):
+        with pytest.raises(LedgerBackendError, match="does not exist"):
             commands.migrate(
                 dsn,
                 clock=FakeClock(),
@@ -197,7 +197,7 @@ class TestPostgres:
 
     def test_an_unreachable_server_is_unavailable(self, redactor: Redactor) -> None:
         dsn = "postgresql://app:s3cret-password@127.0.0.1:1/ledger"
-        with pytest.raises(LedgerUnavailable) as caught:
+        with pytest.raises(LedgerBackendError) as caught:
             open_store(dsn, redactor=redactor, clock=FakeClock(), settings=LedgerSettings(connect_timeout_s=1))
         assert "s3cret-password" not in str(caught.value)
         with pytest.raises(psycopg.OperationalError):

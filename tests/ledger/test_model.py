@@ -15,15 +15,8 @@ from ledger_support import KNOWN_SECRET, T0
 
 from harness.ledger import chain
 from harness.ledger.errors import LedgerValueError
-from harness.ledger.model import (
-    LedgerEvent,
-    LedgerRow,
-    PreparedRow,
-    build_row,
-    end_event,
-    format_ts,
-    prepare,
-)
+from harness.ledger.model import LedgerEvent, LedgerRow, PreparedRow, build_row, end_event, format_ts
+from harness.ledger.redaction_boundary import prepare
 from harness.text.redact import Redactor
 
 UTC = datetime.UTC
@@ -330,7 +323,7 @@ def test_stored_text_never_exceeds_cap_plus_marker(text: str, meta_leaf: str) ->
 
 
 def test_meta_cache_returns_the_same_text_and_never_caches_a_refusal() -> None:
-    from harness.ledger.model import LedgerValueError, prepare_meta
+    from harness.ledger.redaction_boundary import LedgerValueError, prepare_meta
     from harness.text.redact import KnownSecrets, build_redactor
 
     redactor = build_redactor(KnownSecrets())

@@ -18,8 +18,9 @@ from psycopg import sql as psql
 
 from harness.ledger import chain, ids
 from harness.ledger.dialect import ROW_COLUMNS
-from harness.ledger.model import LedgerEvent, build_row, end_event, prepare
+from harness.ledger.model import LedgerEvent, build_row, end_event
 from harness.ledger.postgres import DIALECT, PostgresStore, connection_kwargs, open_postgres_store
+from harness.ledger.redaction_boundary import prepare
 from harness.ledger.settings import LedgerSettings
 from harness.ledger.verify import verify
 from harness.text.redact import RULESET_VERSION, Redactor

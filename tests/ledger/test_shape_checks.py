@@ -18,10 +18,11 @@ from ledger_support import T0
 
 from harness.ledger import chain, ids
 from harness.ledger.dialect import ROW_COLUMNS, Dialect
-from harness.ledger.model import LedgerEvent, build_row, prepare
+from harness.ledger.model import LedgerEvent, build_row
 from harness.ledger.postgres import DIALECT as PG_DIALECT
+from harness.ledger.redaction_boundary import prepare
 from harness.ledger.sqlite import DIALECT as SQLITE_DIALECT
-from harness.ledger.store import Store
+from harness.ledger.store import LedgerStore
 from harness.text.redact import Redactor
 
 Row = dict[str, Any]
@@ -36,7 +37,7 @@ def _columns(dialect: Dialect, redactor: Redactor, event: LedgerEvent, chain_seq
 
 @pytest.fixture
 def raw(
-    backend: str, store: Store, ledger_target: str, request: pytest.FixtureRequest
+    backend: str, store: LedgerStore, ledger_target: str, request: pytest.FixtureRequest
 ) -> Iterator[tuple[Dialect, Insert]]:
     """An insert function that writes one tool_invocations row with raw SQL (the conversation already exists)."""
     store.insert(LedgerEvent("conv-1", "0", "seed", "search_events", "start"))

@@ -13,8 +13,9 @@ import pytest
 from ledger_support import T0, FakeClock, open_test_store
 
 from harness.ledger import sqlcore
-from harness.ledger.errors import LedgerUnavailable
-from harness.ledger.model import LedgerEvent, end_event, prepare
+from harness.ledger.errors import LedgerBackendError
+from harness.ledger.model import LedgerEvent, end_event
+from harness.ledger.redaction_boundary import prepare
 from harness.ledger.sqlcore import needs_full_sync
 from harness.ledger.sqlite import DIALECT
 from harness.ledger.verify import verify
@@ -30,7 +31,7 @@ def test_a_held_write_lock_makes_the_ledger_unavailable(tmp_path: Path, redactor
     store = open_test_store(str(path), redactor, FakeClock(), busy_timeout_ms=50)
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
         other.execute("BEGIN IMMEDIATE")
-        with pytest.raises(LedgerUnavailable, match="locked"):
+        with pytest.raises(LedgerBackendError, match="locked"):
             store.insert(_start())
         other.execute("ROLLBACK")
     assert store.insert(_start()).inserted
@@ -43,7 +44,7 @@ def test_a_read_only_file_is_unavailable(tmp_path: Path, redactor: Redactor) -> 
     path = tmp_path / "ledger.sqlite3"
     open_test_store(str(path), redactor, FakeClock()).close()
     path.chmod(0o400)
-    with pytest.raises(LedgerUnavailable):
+    with pytest.raises(LedgerBackendError):
         store = open_test_store(str(path), redactor, FakeClock())
         store.insert(_start())
 
@@ -51,7 +52,7 @@ def test_a_read_only_file_is_unavailable(tmp_path: Path, redactor: Redactor) -> 
 def test_a_directory_that_cannot_hold_the_file_is_unavailable(tmp_path: Path, redactor: Redactor) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(LedgerUnavailable, match="cannot create"):
+    with pytest.raises(LedgerBackendError, match="cannot create"):
         open_test_store(str(blocker / "ledger.sqlite3"), redactor, FakeClock())
 
 

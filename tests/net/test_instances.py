@@ -14,7 +14,7 @@ from harness.net import (
     REDIRECT_REFUSED,
     ClientConfigError,
     GuardedClient,
-    Refused,
+    RequestRefused,
     TooLarge,
     Unavailable,
     aur_client_transport,
@@ -92,7 +92,7 @@ def test_github_keeps_its_path_prefix(https_server: HttpsServer, github: Builder
         "/api/v3/users/dependabot%5Bbot%5D",
         "/api/v3/users/octocat/events/public?per_page=30",
     ]
-    with pytest.raises(Refused):
+    with pytest.raises(RequestRefused):
         client.get(https_server.url("/users/octocat"))
 
 
@@ -175,7 +175,7 @@ def test_aur_redirects(https_server: HttpsServer, elsewhere: HttpsServer, aur: B
     https_server.script("/cgit/aur.git/plain/PKGBUILD", Reply(200, body=b"pkgname=tiny-demo"))
     client = aur(redirect_allowed=lambda url: url.startswith(https_server.url("/cgit/aur.git/plain/")))
     for path in ("/off", "/cleartext", "/elsewhere"):
-        with pytest.raises(Refused) as raised:
+        with pytest.raises(RequestRefused) as raised:
             client.get(path)
         assert raised.value.reason == REDIRECT_REFUSED
     assert elsewhere.connections == 0
@@ -188,7 +188,7 @@ def test_aur_follows_at_most_3_hops(https_server: HttpsServer, aur: Builder) -> 
     https_server.script("/r4", Reply(200))
     client = aur()
     assert client.get("/r1").status == 200
-    with pytest.raises(Refused):
+    with pytest.raises(RequestRefused):
         client.get("/r0")
 
 

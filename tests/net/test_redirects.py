@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import trustme
 
-from harness.net import REDIRECT_REFUSED, GuardedClient, Refused
+from harness.net import REDIRECT_REFUSED, GuardedClient, RequestRefused
 from tests.net.https_server import HttpsServer, Reply
 
 MakeClient = Callable[..., GuardedClient]
@@ -69,7 +69,7 @@ def test_redirects_off_the_allowlist_are_refused_and_never_contacted(
     location_for: Callable[[HttpsServer, HttpsServer], str],
 ) -> None:
     https_server.script("/a", _moved(location_for(https_server, other_server)))
-    with pytest.raises(Refused) as raised:
+    with pytest.raises(RequestRefused) as raised:
         make_client(follow_redirects="allowlisted").get("/a?token=secret")
     assert str(raised.value) == f"GET {https_server.url('/a')}: {REDIRECT_REFUSED}"
     assert other_server.connections == 0
@@ -81,7 +81,7 @@ def test_redirects_outside_the_prefix_are_refused(https_server: HttpsServer, mak
     https_server.script("/api/b", _moved("/api/%2e%2e/elsewhere"))
     client = make_client(origin=https_server.url("/api"), follow_redirects="allowlisted")
     for path in ("/a", "/b"):
-        with pytest.raises(Refused):
+        with pytest.raises(RequestRefused):
             client.get(path)
     assert https_server.targets() == ["/api/a", "/api/b"]
 
@@ -100,7 +100,7 @@ def test_the_predicate_sees_the_absolute_target_and_can_refuse_it(
     https_server.script("/cgit/aur.git/plain/PKGBUILD", Reply(200, body=b"pkgbuild"))
     client = make_client(follow_redirects="allowlisted", redirect_allowed=only_plain)
     assert client.get("/a").body == b"pkgbuild"
-    with pytest.raises(Refused) as raised:
+    with pytest.raises(RequestRefused) as raised:
         client.get("/b")
     assert raised.value.reason == REDIRECT_REFUSED
     assert seen == [https_server.url("/cgit/aur.git/plain/PKGBUILD?h=x&id=1"), https_server.url("/cgit/aur.git/log/")]
@@ -117,7 +117,7 @@ def test_at_most_max_redirects_hops_are_followed(https_server: HttpsServer, make
     _chain(https_server, 4)
     client = make_client(follow_redirects="allowlisted", max_redirects=3)
     assert client.get("/r1").body == b"end"
-    with pytest.raises(Refused) as raised:
+    with pytest.raises(RequestRefused) as raised:
         client.get("/r0")
     assert raised.value.reason == "more than 3 redirects refused"
     assert https_server.targets()[-4:] == ["/r0", "/r1", "/r2", "/r3"]
@@ -127,5 +127,5 @@ def test_the_default_limit_is_five_hops(https_server: HttpsServer, make_client: 
     _chain(https_server, 6)
     client = make_client(follow_redirects="allowlisted")
     assert client.get("/r1").body == b"end"
-    with pytest.raises(Refused):
+    with pytest.raises(RequestRefused):
         client.get("/r0")

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import errors
-from harness.net import ClientConfigError, GuardedClient, Refused, build_path, build_query
+from harness.net import ClientConfigError, GuardedClient, RequestRefused, build_path, build_query
 from harness.net.urls import Origin, display_url, parse_origin, resolve, resolve_redirect
 from tests.net.https_server import HttpsServer, Reply
 
@@ -87,7 +87,7 @@ def test_origin_refuses_anything_but_https_host_port_prefix(text: str) -> None:
     ],
 )
 def test_request_urls_off_the_origin_are_refused(url: str, reason: str) -> None:
-    with pytest.raises(Refused) as raised:
+    with pytest.raises(RequestRefused) as raised:
         resolve(ORIGIN, url)
     assert raised.value.reason == reason
     assert raised.value.code == "refused"
@@ -113,7 +113,7 @@ def test_origin_without_prefix_allows_any_path() -> None:
 
 
 def test_refusal_message_is_one_line_without_query_or_userinfo() -> None:
-    with pytest.raises(Refused) as raised:
+    with pytest.raises(RequestRefused) as raised:
         resolve(ORIGIN, "http://u:secret@api.example/api/v3/users?token=secret")
     assert str(raised.value) == "GET http://api.example/api/v3/users: scheme is not https"
     assert display_url("https://h/a\r\nb c?x") == "https://h/a%0D%0Ab%20c"
@@ -181,7 +181,7 @@ def test_refused_requests_never_reach_the_server(
     https_server: HttpsServer, make_client: Callable[..., GuardedClient], target_for: Callable[[HttpsServer], str]
 ) -> None:
     https_server.script("/x", Reply(200))
-    with pytest.raises(Refused):
+    with pytest.raises(RequestRefused):
         make_client().get(target_for(https_server))
     assert https_server.connections == 0
 
@@ -191,7 +191,7 @@ def test_a_path_outside_the_prefix_is_refused_and_inside_is_served(
 ) -> None:
     https_server.script("/api/v3/users/octocat", Reply(200, body=b"{}"))
     client = make_client(origin=https_server.url("/api/v3"))
-    with pytest.raises(Refused) as raised:
+    with pytest.raises(RequestRefused) as raised:
         client.get(https_server.url("/api/other"))
     assert raised.value.reason == "path is outside the allowed prefix /api/v3"
     assert https_server.connections == 0

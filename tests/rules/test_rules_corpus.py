@@ -148,7 +148,7 @@ def test_workspace_path_that_is_a_directory_is_an_error(tmp_path: Path) -> None:
 def test_workspace_rules_path_that_is_a_file_is_an_error_not_a_fallthrough(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, None)
     (ws / "rules").write_text("not a directory")
-    with pytest.raises(CorpusError, match=r"^rule corpus workspace: cannot read .*Not a directory"):
+    with pytest.raises(CorpusError, match=r"^rule corpus workspace: file .* cannot be read \(Not a directory\)$"):
         load_corpus(explicit=None, workspace=ws, pin=None)
 
 
@@ -166,14 +166,14 @@ def test_unreadable_workspace_file_is_an_error(tmp_path: Path) -> None:
     path = ws / "rules" / "operator-decisions.yaml"
     path.chmod(0)
     try:
-        with pytest.raises(CorpusError, match=r"^rule corpus workspace: cannot read .*Permission denied"):
+        with pytest.raises(CorpusError, match=r"^rule corpus workspace: file .* cannot be read \(Permission denied\)$"):
             load_corpus(explicit=None, workspace=ws, pin=None)
     finally:
         path.chmod(0o644)
 
 
 def test_explicit_missing_file_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(CorpusError, match=r"^rule corpus explicit: cannot read .*No such file or directory"):
+    with pytest.raises(CorpusError, match=r"^rule corpus explicit: file .* does not exist$"):
         load_corpus(explicit=tmp_path / "absent.yaml", workspace=_workspace(tmp_path, ONE_RULE), pin=None)
 
 
@@ -286,7 +286,8 @@ def test_deep_nesting_is_refused_not_crashed(tmp_path: Path) -> None:
 
 def test_file_over_one_mib_is_refused(tmp_path: Path) -> None:
     text = ONE_RULE + "#" * (1024 * 1024)
-    assert _error(tmp_path, text) == "rule corpus explicit: file exceeds 1048576 bytes"
+    assert _error(tmp_path, text).endswith('" is larger than 1,048,576 bytes')
+    assert _error(tmp_path, text).startswith('rule corpus explicit: file "')
 
 
 def test_file_of_exactly_one_mib_is_accepted(tmp_path: Path) -> None:
@@ -314,12 +315,12 @@ def test_empty_rule_list_is_a_valid_corpus(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("", "top level must be a mapping"),
-        ("- a\n", "top level must be a mapping"),
+        ("", "top level: expected an object with version and rules, got null"),
+        ("- a\n", "top level: expected an object with version and rules, got an array"),
         ("version: 1\n", 'top level: missing key "rules"'),
         ("rules: []\n", 'top level: missing key "version"'),
-        ("version: 1\nrules: {}\n", "rules must be a list"),
-        ("version: 1\nrules: [x]\n", "rules[0]: must be a mapping"),
+        ("version: 1\nrules: {}\n", "rules: expected an array, got an object"),
+        ("version: 1\nrules: [x]\n", "rules[0]: expected an object, got a string"),
     ],
 )
 def test_structure_problems(tmp_path: Path, text: str, problem: str) -> None:
@@ -381,7 +382,7 @@ def test_unquoted_true_in_a_block_mapping_is_refused(tmp_path: Path) -> None:
         ('{k: ""}', 'value of "k" must be a non-empty string'),
         ('{k: "a\\nb"}', 'value of "k" must be a non-empty string'),
         ('{k: "a\\u200bb"}', 'value of "k" must be a non-empty string'),
-        ("[k]", "applies_to.metadata_match: must be a mapping"),
+        ("[k]", "applies_to.metadata_match: expected an object, got an array"),
     ],
 )
 def test_metadata_match_entries_are_validated(tmp_path: Path, match: str, problem: str) -> None:

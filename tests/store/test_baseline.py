@@ -246,7 +246,7 @@ def test_file_loading_normalizes_field_names_and_nulls(tmp_path: Path) -> None:
         ({"unknown": 1}, 'unknown field "unknown"'),
         ({"known_users": {"a": {"ips": []}}}, 'field "known_users.a": unknown field "ips"'),
         ({"known_actors": "a"}, 'field "known_actors": expected an array, got a string'),
-        ({"known_actors": [1]}, 'field "known_actors[0]": expected a string, got a number'),
+        ({"known_actors": [1]}, 'field "known_actors[0]": expected a string, got an integer'),
         ({"known_actors": ["a\tb"]}, 'field "known_actors[0]": contains control'),
         ({"known_actors": ["a "]}, 'field "known_actors[0]": has leading or trailing whitespace'),
         ({"frequency_tables": {"k": -1}}, 'field "frequency_tables.k": must be a count of at least 0, got -1'),
@@ -276,7 +276,7 @@ def test_file_loading_refusals(tmp_path: Path, value: Any, problem: str) -> None
 def test_file_size_cap_and_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "huge.json"
     path.write_bytes(b'{"known_actors": ["' + b"a" * (32 * 1024 * 1024) + b'"]}')
-    with pytest.raises(InvalidInput, match=r"larger than 33554432 bytes"):
+    with pytest.raises(InvalidInput, match=r"^baseline: file .*huge.json\" is larger than 33,554,432 bytes$"):
         load_baseline_file(path)
-    with pytest.raises(InvalidInput, match=r"^baseline file .*missing.json: cannot read: No such file or directory$"):
+    with pytest.raises(InvalidInput, match=r"^baseline: file .*missing.json\" does not exist$"):
         load_baseline_file(tmp_path / "missing.json")

@@ -102,7 +102,7 @@ def test_flat_record_example(workdir: Path, store: Store) -> None:
         (b'[{"id":"a","x":-Infinity}]', "f.json: the constant -Infinity is not allowed"),
         (b'[{"id":"a","x":1e400}]', 'f.json: number "1e400" overflows to infinity'),
         (b'[{"id":"a","x":9223372036854775808}]', 'f.json: integer "9223372036854775808" is outside the signed 64-bit range'),
-        (b'[{"id":"a","timestamp":"2026-04-10T09:00:00Z"}, 3]', "f.json[1]: a record must be a JSON object, got a number"),
+        (b'[{"id":"a","timestamp":"2026-04-10T09:00:00Z"}, 3]', "f.json[1]: a record must be a JSON object, got an integer"),
         (b'{"events": [{"id":"a","timestamp":"2026-04-10T09:00:00Z"},\n {"id":"b"}]}', 'f.json[1]: field "timestamp": is required'),
         (b'{"events": []}\n{"id":"a","timestamp":"2026-04-10T09:00:00Z"}\n', 'f.json:1: field "id": is required'),
         (b'{\n"id": "a"\n}', "f.json: a JSON document spanning several lines must be an array of records"),

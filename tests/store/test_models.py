@@ -62,7 +62,7 @@ def test_defaults_and_null_optional_strings() -> None:
         ({"Type": "a", "EventType": "b", "id": "e"}, 'keys "Type" and "EventType" both normalize to "type"'),
         ({"timestamp": "2026-04-10T09:00:00Z"}, 'field "id": is required'),
         ({"id": "", "timestamp": "2026-04-10T09:00:00Z"}, 'field "id": must not be empty'),
-        ({"id": 7, "timestamp": "2026-04-10T09:00:00Z"}, 'field "id": expected a string, got a number'),
+        ({"id": 7, "timestamp": "2026-04-10T09:00:00Z"}, 'field "id": expected a string, got an integer'),
         ({"id": "x" * 257, "timestamp": "2026-04-10T09:00:00Z"}, 'field "id": must be at most 256 bytes (UTF-8), got 257'),
         ({"id": "a\nb", "timestamp": "2026-04-10T09:00:00Z"},
          'field "id": contains control, format, tab or line-break characters'),

@@ -8,7 +8,7 @@ import pytest
 from testops import REGISTRY
 
 from harness.dispatch import MAX_ARGUMENT_DEPTH, CallContext, CallRecord, NullRecorder, Outcome, dispatch
-from harness.errors import LedgerUnavailableError
+from harness.errors import LedgerUnavailable
 
 CALL = CallContext(surface="cli", conversation_id="c-1", conversation_source="flag", request_id="r-1", tool_call_id="t-1")
 
@@ -20,7 +20,7 @@ class Spy(NullRecorder):
 
     def begin(self, record: CallRecord) -> None:
         if self.fail_begin:
-            raise LedgerUnavailableError("database is locked")
+            raise LedgerUnavailable("database is locked")
         self.events.append(("begin", record.arguments))
 
     def finish(self, record: CallRecord, outcome: Outcome, duration_ms: int, exit_code: int | None) -> None:

@@ -13,7 +13,7 @@ from mcp import Client
 from harness.config import Overrides, load_settings
 from harness.context import build_context
 from harness.dispatch import CallRecord, NullRecorder, Outcome
-from harness.errors import LedgerUnavailableError
+from harness.errors import LedgerUnavailable
 from harness.mcp_server import build_server
 
 pytestmark = pytest.mark.anyio
@@ -100,7 +100,7 @@ async def test_ledger_unavailable_refuses_before_the_handler(context) -> None:
 
     class Broken(NullRecorder):
         def begin(self, record: CallRecord) -> None:
-            raise LedgerUnavailableError("ledger is locked")
+            raise LedgerUnavailable("ledger is locked")
 
     async with Client(build_server(REGISTRY, context, recorder=Broken())) as client:
         result = await client.call_tool("test_fail", {"code": "refused"})

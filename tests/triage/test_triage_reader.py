@@ -13,7 +13,7 @@ from harness.triage.verdict import (
     MAX_DEPTH,
     RESULT_MAX_BYTES,
     VERDICT_MAX_BYTES,
-    ValidationError,
+    ObjectInputError,
     load_verdict,
     read_object,
     read_object_file,
@@ -23,7 +23,7 @@ from harness.triage.verdict import (
 
 
 def refusal(source: object, cap: int = VERDICT_MAX_BYTES, label: str = "verdict") -> str:
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(ObjectInputError) as info:
         read_object(source, cap, label)
     return str(info.value)
 
@@ -146,7 +146,7 @@ def test_unreadable_parent_is_reported(tmp_path: Path) -> None:
 def test_file_size_is_checked_before_reading(tmp_path: Path) -> None:
     path = tmp_path / "big.json"
     path.write_bytes(b"{" + b" " * 10)
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(ObjectInputError) as info:
         read_object_file(path, 10)
     assert str(info.value) == "verdict: input is larger than 10 bytes"
 
@@ -155,7 +155,7 @@ def test_file_size_is_checked_before_reading(tmp_path: Path) -> None:
 def test_a_file_whose_size_lies_is_still_capped_by_the_read() -> None:
     # procfs files are regular files that report size 0, so only the cap + 1 read can catch them.
     assert os.lstat("/proc/self/status").st_size == 0
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(ObjectInputError) as info:
         read_object_file("/proc/self/status", 10)
     assert str(info.value) == "verdict: input is larger than 10 bytes"
 
@@ -165,13 +165,13 @@ def test_received_object_cap_applies_to_canonical_json() -> None:
     body = {"a": "x" * (VERDICT_MAX_BYTES - len('{"a":""}'))}
     assert read_object_received(body, VERDICT_MAX_BYTES) == body
     body["a"] += "x"
-    with pytest.raises(ValidationError, match="larger than 1,048,576 bytes"):
+    with pytest.raises(ObjectInputError, match="larger than 1,048,576 bytes"):
         read_object_received(body, VERDICT_MAX_BYTES)
 
 
 def test_received_non_ascii_counts_utf8_bytes() -> None:
     body = {"a": "\u00e9" * ((VERDICT_MAX_BYTES - 8) // 2 + 1)}
-    with pytest.raises(ValidationError, match="larger than"):
+    with pytest.raises(ObjectInputError, match="larger than"):
         read_object_received(body, VERDICT_MAX_BYTES)
 
 
@@ -213,6 +213,6 @@ def test_received_object_is_detached_from_the_caller() -> None:
 def test_text_reader_measures_utf8_bytes() -> None:
     text = '{"a":"' + "\u00e9" * 5 + '"}'
     assert len(text) == 13 and len(text.encode("utf-8")) == 18
-    with pytest.raises(ValidationError, match="larger than 17 bytes"):
+    with pytest.raises(ObjectInputError, match="larger than 17 bytes"):
         read_object_text(text, 17)
     assert read_object_text(text, 18) == {"a": "\u00e9" * 5}

@@ -14,9 +14,9 @@ from harness.triage.verdict import (
     CodeFix,
     Evidence,
     IocChange,
+    ObjectInputError,
     Suppression,
     Transition,
-    ValidationError,
     hash12,
     load_verdict,
     validate_verdict,
@@ -38,7 +38,7 @@ IOC = {
 
 def error(doc: Any) -> str:
     """The message validation gives `doc`; fails the test when it is valid."""
-    with pytest.raises((ValidationError, FormatError)) as info:
+    with pytest.raises((ObjectInputError, FormatError)) as info:
         validate_verdict(doc)
     return str(info.value)
 
@@ -99,7 +99,7 @@ def test_unknown_top_level_key() -> None:
 
 def test_package_given_twice_in_the_text() -> None:
     doubled = V0_CANONICAL.replace('"package":"tiny-demo-bin"', '"package":"tiny-demo-bin","package":"tiny-demo-bin"')
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(ObjectInputError) as info:
         load_verdict(doubled)
     assert str(info.value) == 'verdict: duplicate key "package" at $'
 
@@ -685,5 +685,5 @@ def test_load_verdict_reads_text_files_and_objects(tmp_path: Any) -> None:
 
 
 def test_errors_are_value_errors() -> None:
-    assert issubclass(ValidationError, ValueError)
+    assert issubclass(ObjectInputError, ValueError)
     assert issubclass(FormatError, ValueError)

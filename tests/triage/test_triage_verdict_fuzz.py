@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from triage_samples import V0_CANONICAL, tp_sample, v0
 
 from harness.text.formatgate import FormatError
-from harness.triage.verdict import ValidationError, load_verdict, validate_verdict
+from harness.triage.verdict import ObjectInputError, load_verdict, validate_verdict
 
-SPEC_ERRORS = (ValidationError, FormatError)
+SPEC_ERRORS = (ObjectInputError, FormatError)
 
 scalars = (
     st.none()

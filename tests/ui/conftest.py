@@ -20,7 +20,7 @@ from pgsupport import PgServer, pg_server  # noqa: F401  (the shared session fix
 
 from harness.ledger.commands import migrate
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.store import Store, open_store
+from harness.ledger.store import LedgerStore, open_store
 from harness.serve.origins import HostPolicy
 from harness.text.redact import KnownSecrets, build_redactor
 from harness.ui.app import LedgerView, standalone_app
@@ -33,7 +33,7 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.pg)]
 class Ledger:
     """A writable store for the test to fill, the workspace of its sidecars, and raw access to tamper with it."""
 
-    store: Store
+    store: LedgerStore
     workspace: Path
     admin: Any
     target: str

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.ledger.model import LedgerEvent, LedgerRow
 from harness.ledger.recorder import sidecar_relpath, write_sidecar
-from harness.ledger.store import Store
+from harness.ledger.store import LedgerStore
 
 MIB = 1 << 20
 # Each of these would run script, fetch the report URL, restyle the page or reorder text if it reached the page as
@@ -76,7 +76,7 @@ def _now() -> datetime.datetime:
 class Writer:
     """Writes calls of one conversation through the store, as the dispatcher's recorder would."""
 
-    def __init__(self, store: Store, workspace: Path, conversation_id: str, principal: str) -> None:
+    def __init__(self, store: LedgerStore, workspace: Path, conversation_id: str, principal: str) -> None:
         self.store = store
         self.workspace = workspace
         self.cid = conversation_id
@@ -120,7 +120,7 @@ class Writer:
         self.end(self.start(tool, arguments), tool, result, error)
 
 
-def triage_session(store: Store, workspace: Path, conversation_id: str, *, hostile: bool) -> Written:
+def triage_session(store: LedgerStore, workspace: Path, conversation_id: str, *, hostile: bool) -> Written:
     """search_events ok, an error call, fp_agent_verify, fp_agent_pr (result in a sidecar) and one in flight."""
     text = HOSTILE_TEXT if hostile else "deploy-svc"
     writer = Writer(store, workspace, conversation_id, f"agent {text}" if hostile else "alice@example.test")

@@ -18,7 +18,7 @@ from harness.net import (
     AUR_CALL_DEADLINE_S,
     REDIRECT_REFUSED,
     GuardedClient,
-    Refused,
+    RequestRefused,
     Response,
     TooLarge,
     Unavailable,
@@ -157,7 +157,7 @@ def _unavailable_reason(error: Unavailable) -> str:
     return "protocol error"
 
 
-def _refused_reason(error: Refused) -> str:
+def _refused_reason(error: RequestRefused) -> str:
     return error.reason if error.reason.startswith("more than") else REDIRECT_REFUSED
 
 
@@ -262,7 +262,7 @@ class AurSession:
     def _get(self, target: str, accept: str) -> Response | str:
         try:
             return self.transport.get(target, accept=accept, deadline_at=self.deadline_at)
-        except Refused as exc:
+        except RequestRefused as exc:
             return _refused_reason(exc)
         except TooLarge:
             return TOO_LARGE

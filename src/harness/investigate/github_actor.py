@@ -13,7 +13,7 @@ from harness import errors
 from harness.context import Context
 from harness.fields import Echoed
 from harness.investigate.services import github
-from harness.net import GuardedClient, NetError, Refused, Response, build_path, build_query
+from harness.net import GuardedClient, NetError, RequestRefused, Response, build_path, build_query
 from harness.text.canonjson import StrictJSONError, loads_strict
 from harness.text.sanitize import echo, sanitize_field
 
@@ -153,7 +153,7 @@ def handle(args: Input, ctx: Context) -> Output:
 def _fetch_profile(client: GuardedClient, path: str) -> Response:
     try:
         return client.get(path)
-    except Refused as exc:
+    except RequestRefused as exc:
         raise errors.Refused(refusal_message(exc.url)) from None
     except NetError as exc:
         raise errors.UpstreamUnavailable(f"GitHub request failed: {exc.reason}") from None

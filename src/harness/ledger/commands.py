@@ -7,24 +7,22 @@ validate option values (raising InvalidInput or NotFound), read one snapshot and
 from __future__ import annotations
 
 import datetime
-import hashlib
-import os
 import re
-import secrets
-import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness import files
 from harness.errors import InvalidInput, NotFound
 from harness.ledger import ids, migrations, signing, sqlite, tail
-from harness.ledger.model import LedgerRedactor, format_ts
+from harness.ledger.model import format_ts
 from harness.ledger.postgres import DEFAULT_APP_ROLE, DEFAULT_OWNER_ROLE, migrate_postgres
 from harness.ledger.recorder import PRINCIPAL_CAP
 from harness.ledger.records import Call, CallFilter, Clock, ConversationSummary
+from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings, is_postgres_target
-from harness.ledger.store import Store
+from harness.ledger.store import LedgerStore
 from harness.ledger.verify import HeadsFormatError, heads_document, parse_heads_document, verify
 from harness.text import canonjson
 from harness.text.rfc3339 import TimestampError, parse_timestamp
@@ -112,7 +110,7 @@ def _summary_json(summary: ConversationSummary) -> dict[str, Any]:
 
 
 def list_calls(
-    store: Store,
+    store: LedgerStore,
     *,
     clock: Clock,
     conversation: str | None = None,
@@ -159,7 +157,7 @@ def list_calls(
 
 
 def show(
-    store: Store,
+    store: LedgerStore,
     conversation_id: str,
     *,
     call: str | None = None,
@@ -192,17 +190,11 @@ def show(
 
 
 def read_heads_file(path: Path) -> str:
-    """The text of a heads file given by `--heads`: a regular file, size-capped, strict UTF-8."""
+    """The text of a heads file given by `--heads`: a regular file (harness.files), size-capped, strict UTF-8."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as exc:
-        raise InvalidInput(f"heads: cannot open {echo(str(path))}: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise InvalidInput(f"heads: {echo(str(path))} is not a regular file")
-        data = handle.read(HEADS_FILE_MAX_BYTES + 1)
-    if len(data) > HEADS_FILE_MAX_BYTES:
-        raise InvalidInput(f"heads: the file is larger than {HEADS_FILE_MAX_BYTES} bytes")
+        data = files.read_regular(path, HEADS_FILE_MAX_BYTES)
+    except files.FileRefused as exc:
+        raise InvalidInput(f"heads: {exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -210,7 +202,7 @@ def read_heads_file(path: Path) -> str:
 
 
 def verify_ledger(
-    store: Store,
+    store: LedgerStore,
     *,
     conversations: Sequence[str] = (),
     heads_file: Path | None = None,
@@ -247,36 +239,14 @@ def verify_ledger(
 def write_private_file(
     path: Path, chunks: Iterator[bytes], *, mode: int = 0o600, overwrite: bool = True
 ) -> tuple[int, str]:
-    """Write `mode` (0600) through a temporary name in the same directory, fsync and rename; returns (size, sha256).
-
-    Without `overwrite` the file is linked into place, so an existing file (a key) is refused, never replaced."""
-    directory = path.parent
-    temp = directory / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    """`--output`: an atomic private write (harness.files.write_private) whose failures name the flag;
+    returns (size, sha256). Without `overwrite` an existing file (a key) is refused, never replaced."""
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        return files.write_private(path, chunks, mode=mode, overwrite=overwrite)
+    except FileExistsError:
+        raise InvalidInput(f"output: {echo(str(path))} exists; it is never overwritten") from None
     except OSError as exc:
-        raise InvalidInput(f"output: cannot write in {echo(str(directory))}: {exc.strerror}") from exc
-    digest, size = hashlib.sha256(), 0
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-                digest.update(chunk)
-                size += len(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if overwrite:
-            os.replace(temp, path)
-        else:
-            try:
-                os.link(temp, path)
-            except FileExistsError:
-                raise InvalidInput(f"output: {echo(str(path))} exists; it is never overwritten") from None
-            temp.unlink()
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return size, digest.hexdigest()
+        raise InvalidInput(f"output: cannot write in {echo(str(path.parent))}: {exc.strerror}") from exc
 
 
 def keygen(output: Path) -> dict[str, Any]:
@@ -292,7 +262,7 @@ def keygen(output: Path) -> dict[str, Any]:
 
 
 def head(
-    store: Store,
+    store: LedgerStore,
     *,
     clock: Clock,
     conversation: str | None = None,
@@ -312,7 +282,7 @@ def head(
 
 
 def export_lines(
-    store: Store,
+    store: LedgerStore,
     *,
     conversations: Sequence[str] = (),
     since: str | None = None,
@@ -327,7 +297,7 @@ def export_lines(
 
 
 def _export(
-    store: Store,
+    store: LedgerStore,
     conversations: list[str] | None,
     since: datetime.datetime | None,
     until: datetime.datetime | None,
@@ -337,7 +307,7 @@ def _export(
 
 
 def tail_lines(
-    store: Store,
+    store: LedgerStore,
     *,
     since: str | None = None,
     from_position: str | None = None,
@@ -358,7 +328,7 @@ def tail_lines(
 
 
 def _tail(
-    store: Store,
+    store: LedgerStore,
     after: tail.Position | None,
     since: datetime.datetime | None,
     line_format: str,
@@ -383,7 +353,7 @@ def _tail(
 
 
 def export_to_file(
-    store: Store,
+    store: LedgerStore,
     output: Path,
     *,
     conversations: Sequence[str] = (),

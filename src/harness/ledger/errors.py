@@ -7,7 +7,7 @@ class LedgerError(Exception):
     """Base of every ledger failure."""
 
 
-class LedgerUnavailable(LedgerError):
+class LedgerBackendError(LedgerError):
     """The ledger cannot be reached or written: connect, lock or busy timeout, disk full, schema mismatch, read-only."""
 
 

@@ -18,9 +18,10 @@ from psycopg import sql
 
 from harness.ledger import catalog, chain, migrations
 from harness.ledger.dialect import Dialect
-from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
-from harness.ledger.model import LedgerRedactor, LedgerRow
+from harness.ledger.errors import LedgerBackendError, LedgerError, LedgerIntegrityError
+from harness.ledger.model import LedgerRow
 from harness.ledger.records import Clock
+from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings
 from harness.ledger.sqlcore import Guess, Hasher, SqlStore, WriteOutcome, WriteWork, send_guess
 from harness.ledger.sqlread import SqlSnapshot
@@ -188,7 +189,7 @@ def _describe(exc: BaseException, redact: Callable[[str], str]) -> str:
 def _mapped(exc: BaseException, redact: Callable[[str], str]) -> LedgerError:
     if isinstance(exc, psycopg.IntegrityError):
         return LedgerIntegrityError(f"ledger constraint failed: {_describe(exc, redact)}")
-    return LedgerUnavailable(f"PostgreSQL ledger unavailable: {_describe(exc, redact)}")
+    return LedgerBackendError(f"PostgreSQL ledger unavailable: {_describe(exc, redact)}")
 
 
 def _applied(cur: psycopg.Cursor[Any]) -> list[migrations.Applied]:
@@ -258,7 +259,7 @@ class PostgresStore(SqlStore):
             with self._pool.connection() as conn:
                 yield conn
         except psycopg_pool.PoolTimeout as exc:
-            raise LedgerUnavailable("PostgreSQL ledger unavailable: no pooled connection within the timeout") from exc
+            raise LedgerBackendError("PostgreSQL ledger unavailable: no pooled connection within the timeout") from exc
 
     def _write_once(self, conversation_ids: Sequence[str], work: WriteWork[T], *, implicit: bool = False) -> T:
         """One write transaction in pipeline mode: the locks, then `work`; committed when the pipeline syncs.
@@ -295,7 +296,7 @@ class PostgresStore(SqlStore):
         if isinstance(exc, _ConnectionLost):
             # The row-id rule of docs/ledger.md §8.2 recognizes a commit that had in fact succeeded.
             if last:
-                raise LedgerUnavailable(f"PostgreSQL ledger unavailable: {redact(str(exc))}") from exc
+                raise LedgerBackendError(f"PostgreSQL ledger unavailable: {redact(str(exc))}") from exc
         elif isinstance(exc, psycopg.errors.UniqueViolation):
             # A chain_seq, call-key or conversation conflict means a writer bypassed the lock: one retry with
             # fresh probes chains after its row, returns the stored row, or reuses its conversation.
@@ -312,7 +313,7 @@ class PostgresStore(SqlStore):
         guess: Guess | None,
     ) -> WriteOutcome:
         if self._readonly:
-            raise LedgerUnavailable("the PostgreSQL ledger was opened read-only")
+            raise LedgerBackendError("the PostgreSQL ledger was opened read-only")
         tries = 2
         if guess is not None:
             try:
@@ -416,7 +417,7 @@ def open_postgres_store(
         pool.open(wait=True, timeout=settings.connect_timeout_s)
     except psycopg_pool.PoolTimeout as exc:
         pool.close()
-        raise LedgerUnavailable("PostgreSQL ledger unavailable: the connection pool could not connect") from exc
+        raise LedgerBackendError("PostgreSQL ledger unavailable: the connection pool could not connect") from exc
     return PostgresStore(
         pool,
         redactor=redactor,
@@ -473,7 +474,7 @@ def migrate_postgres(
 ) -> MigrationReport:
     """Apply the missing migrations under pg_advisory_lock; with `admin_dsn`, also create roles and own as the owner.
 
-    Driver errors become LedgerUnavailable with their text passed through `redact`.
+    Driver errors become LedgerBackendError with their text passed through `redact`.
     """
     owner, app = _check_role_name(owner_role), _check_role_name(app_role)
     logins = [_check_role_name(name) for name in grant_app_to]
@@ -488,7 +489,7 @@ def migrate_postgres(
                     cur.execute("RESET ROLE")
                     cur.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
     except psycopg.Error as exc:
-        raise LedgerUnavailable(f"PostgreSQL ledger migration failed: {_describe(exc, redact)}") from exc
+        raise LedgerBackendError(f"PostgreSQL ledger migration failed: {_describe(exc, redact)}") from exc
 
 
 def _migrate_locked(
@@ -507,7 +508,7 @@ def _migrate_locked(
         app_exists = _role_exists(cur, app)
     for login in logins:
         if not _role_exists(cur, login):
-            raise LedgerUnavailable(f"--grant-app-to: role {login} does not exist")
+            raise LedgerBackendError(f"--grant-app-to: role {login} does not exist")
     if dry_run:
         return MigrationReport(
             from_version, to_version, todo, owner, app if admin or app_exists else None, created, True

@@ -14,21 +14,21 @@ import hashlib
 import logging
 import os
 import re
-import secrets
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness import __version__
-from harness.errors import LedgerUnavailableError
+from harness import __version__, files
+from harness.errors import LedgerUnavailable
 from harness.ledger import ids
 from harness.ledger.errors import LedgerError
-from harness.ledger.model import PREVIEW_CAP, LedgerEvent, LedgerRow
+from harness.ledger.model import LedgerEvent, LedgerRow
 from harness.ledger.records import Clock
+from harness.ledger.redaction_boundary import PREVIEW_CAP
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.store import Store, open_store
+from harness.ledger.store import LedgerStore, open_store
 from harness.text.redact import Redactor
 
 log = logging.getLogger("harness.ledger")
@@ -159,22 +159,12 @@ def sidecar_relpath(conversation_id: str, row_id: uuid.UUID) -> str:
 
 
 def write_sidecar(workspace: Path, relpath: str, content: bytes) -> None:
-    """Write a sidecar: directories 0700, a 0600 O_EXCL temporary file in the same directory, fsync, rename."""
+    """Write a sidecar: directories 0700, then the atomic private write of harness.files."""
     target = workspace.joinpath(*relpath.split("/"))
     for directory in (workspace / SIDECAR_DIR, target.parent):
         with contextlib.suppress(FileExistsError):
             os.mkdir(directory, 0o700)
-    temp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    files.write_private(target, [content])
 
 
 def _errno_name(exc: OSError) -> str:
@@ -182,11 +172,11 @@ def _errno_name(exc: OSError) -> str:
 
 
 class LedgerRecorder:
-    """The dispatcher's Recorder over an open Store: start row before the handler, end row after."""
+    """The dispatcher's Recorder over an open LedgerStore: start row before the handler, end row after."""
 
     def __init__(
         self,
-        store: Store,
+        store: LedgerStore,
         *,
         workspace: Path,
         settings: LedgerSettings,
@@ -202,15 +192,15 @@ class LedgerRecorder:
         self._sleep = sleep
 
     def begin(self, record: RecordView) -> LedgerRow:
-        """Write the start row durably and return it; raise LedgerUnavailableError when it cannot be written."""
+        """Write the start row durably and return it; raise LedgerUnavailable when it cannot be written."""
         ident = identify(record, self._redactor)
         start = self._start_event(ident, record)
         try:
             reservation = self.store.reserve(start)
         except LedgerError as exc:
-            raise LedgerUnavailableError(self._message(exc)) from exc
+            raise LedgerUnavailable(self._message(exc)) from exc
         if not reservation.owned:
-            raise LedgerUnavailableError("the ledger already holds this call key: duplicate call key")
+            raise LedgerUnavailable("the ledger already holds this call key: duplicate call key")
         return reservation.start
 
     def finish(
@@ -329,7 +319,7 @@ class UnavailableRecorder:
 
     def begin(self, record: RecordView) -> None:
         """Refuse the call."""
-        raise LedgerUnavailableError(self.message)
+        raise LedgerUnavailable(self.message)
 
     def finish(self, record: RecordView, outcome: OutcomeView, duration_ms: int, exit_code: int | None) -> None:
         """Never reached: begin refused the call."""
@@ -361,10 +351,10 @@ def open_recorder(
 ) -> LedgerRecorder:
     """Open the ledger for writing (a SQLite file is created and migrated) and a recorder over it.
 
-    Raises LedgerUnavailableError when the ledger cannot be opened or its schema is not the one this harness needs.
+    Raises LedgerUnavailable when the ledger cannot be opened or its schema is not the one this harness needs.
     """
     try:
         store = open_store(target, redactor=redactor, clock=clock, settings=settings, create=True)
     except LedgerError as exc:
-        raise LedgerUnavailableError(redactor.redact_line(str(exc), MESSAGE_CAP)) from exc
+        raise LedgerUnavailable(redactor.redact_line(str(exc), MESSAGE_CAP)) from exc
     return LedgerRecorder(store, workspace=workspace, settings=settings, redactor=redactor, clock=clock)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from harness import files
 from harness.errors import InvalidInput
 from harness.text import canonjson
 from harness.text.sanitize import echo
@@ -48,20 +47,13 @@ def new_key_pair() -> tuple[bytes, bytes, str]:
 
 def _read_key_file(field: str, path: Path, *, private: bool) -> bytes:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as exc:
-        raise InvalidInput(f"{field}: cannot open {echo(str(path))}: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidInput(f"{field}: {echo(str(path))} is not a regular file")
-        if private and info.st_mode & 0o077:
-            mode = f"{info.st_mode & 0o777:o}"
-            raise InvalidInput(f"{field}: {echo(str(path))} is readable by others (mode {mode}); chmod 600")
-        data = handle.read(KEY_FILE_MAX_BYTES + 1)
-    if len(data) > KEY_FILE_MAX_BYTES:
-        raise InvalidInput(f"{field}: {echo(str(path))} is larger than {KEY_FILE_MAX_BYTES} bytes")
-    return data
+        with files.open_regular(path, cap=KEY_FILE_MAX_BYTES) as (fd, info):
+            if private and info.st_mode & 0o077:
+                mode = f"{info.st_mode & 0o777:o}"
+                raise InvalidInput(f"{field}: {echo(str(path))} is readable by others (mode {mode}); chmod 600")
+            return files.read_capped(fd, path, KEY_FILE_MAX_BYTES)
+    except files.FileRefused as exc:
+        raise InvalidInput(f"{field}: {exc}") from None
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:

@@ -16,8 +16,9 @@ from harness.ledger import chain
 from harness.ledger.catalog import SchemaObject
 from harness.ledger.dialect import COLUMNS_SQL, ROW_BY_KEY, Connection, Cursor, Dialect
 from harness.ledger.errors import LedgerIntegrityError, LedgerValueError
-from harness.ledger.model import LedgerEvent, LedgerRedactor, LedgerRow, PreparedRow, build_row, prepare
+from harness.ledger.model import LedgerEvent, LedgerRow, PreparedRow, build_row
 from harness.ledger.records import Clock, Head, InsertResult, Reservation, Tombstone
+from harness.ledger.redaction_boundary import LedgerRedactor, prepare
 from harness.ledger.settings import LedgerSettings
 from harness.ledger.sqlread import EmptySnapshot, SqlSnapshot
 
@@ -330,7 +331,7 @@ def needs_full_sync(prepared: Sequence[PreparedRow], end_sync: str) -> bool:
 
 
 class SqlStore(abc.ABC):
-    """The Store protocol on top of two backend hooks: a locked write transaction and a read snapshot."""
+    """The LedgerStore protocol on top of two backend hooks: a locked write transaction and a read snapshot."""
 
     backend: str
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from harness.ledger import catalog, chain, migrations
 from harness.ledger.dialect import Dialect
-from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable
-from harness.ledger.model import LedgerRedactor, LedgerRow, format_ts
+from harness.ledger.errors import LedgerBackendError, LedgerError, LedgerIntegrityError
+from harness.ledger.model import LedgerRow, format_ts
 from harness.ledger.records import Clock
+from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings
 from harness.ledger.sqlcore import Guess, Hasher, SqlStore, WriteOutcome, WriteWork, write_guess
 from harness.ledger.sqlread import SqlSnapshot, empty_snapshot
@@ -101,13 +102,13 @@ DIALECT = Dialect(
 def _unavailable(exc: sqlite3.Error) -> LedgerError:
     if isinstance(exc, sqlite3.IntegrityError):
         return LedgerIntegrityError(f"ledger constraint failed: {exc}")
-    return LedgerUnavailable(f"SQLite ledger unavailable: {exc}")
+    return LedgerBackendError(f"SQLite ledger unavailable: {exc}")
 
 
 def check_library() -> None:
     """Refuse SQLite builds older than 3.37 (STRICT tables)."""
     if sqlite3.sqlite_version_info < MIN_SQLITE_VERSION:
-        raise LedgerUnavailable(f"SQLite {sqlite3.sqlite_version} is too old; the ledger needs 3.37 or newer")
+        raise LedgerBackendError(f"SQLite {sqlite3.sqlite_version} is too old; the ledger needs 3.37 or newer")
 
 
 def connect(path: Path, *, busy_timeout_ms: int, query_only: bool) -> sqlite3.Connection:
@@ -118,12 +119,12 @@ def connect(path: Path, *, busy_timeout_ms: int, query_only: bool) -> sqlite3.Co
             uri, uri=True, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
     except sqlite3.Error as exc:
-        raise LedgerUnavailable(f"cannot open the SQLite ledger: {exc}") from exc
+        raise LedgerBackendError(f"cannot open the SQLite ledger: {exc}") from exc
     try:
         conn.execute("PRAGMA foreign_keys = ON")
         # Without foreign keys there is no cascade, only orphans: refuse rather than run unguarded.
         if conn.execute("PRAGMA foreign_keys").fetchone()[0] != 1:
-            raise LedgerUnavailable("this SQLite build cannot enforce foreign keys")
+            raise LedgerBackendError("this SQLite build cannot enforce foreign keys")
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         conn.execute("PRAGMA trusted_schema = OFF")
         if hasattr(conn, "setconfig"):
@@ -134,7 +135,7 @@ def connect(path: Path, *, busy_timeout_ms: int, query_only: bool) -> sqlite3.Co
             conn.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
         conn.close()
-        raise LedgerUnavailable(f"cannot open the SQLite ledger: {exc}") from exc
+        raise LedgerBackendError(f"cannot open the SQLite ledger: {exc}") from exc
     except BaseException:
         conn.close()
         raise
@@ -146,13 +147,13 @@ def create_file(path: Path) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
-        raise LedgerUnavailable(f"cannot create the SQLite ledger's directory: {exc.strerror}") from exc
+        raise LedgerBackendError(f"cannot create the SQLite ledger's directory: {exc.strerror}") from exc
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
         return False
     except OSError as exc:
-        raise LedgerUnavailable(f"cannot create the SQLite ledger: {exc.strerror}") from exc
+        raise LedgerBackendError(f"cannot create the SQLite ledger: {exc.strerror}") from exc
     try:
         os.fchmod(fd, 0o600)
     finally:
@@ -219,7 +220,7 @@ def migrate_connection(conn: sqlite3.Connection, clock: Clock) -> tuple[int, lis
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
-                raise LedgerUnavailable(f"SQLite ledger migration failed: {exc}") from exc
+                raise LedgerBackendError(f"SQLite ledger migration failed: {exc}") from exc
             raise
 
 
@@ -274,7 +275,7 @@ class SqliteStore(SqlStore):
         with self._lock:
             conn = self._writer
             if conn is None:
-                raise LedgerUnavailable("the SQLite ledger was opened read-only")
+                raise LedgerBackendError("the SQLite ledger was opened read-only")
             synchronous = "FULL" if full_sync else "NORMAL"
             try:
                 if synchronous != self._synchronous:
@@ -363,7 +364,7 @@ class MissingSqliteStore(SqlStore):
         work: WriteWork[WriteOutcome],
         guess: Guess | None,
     ) -> WriteOutcome:
-        raise LedgerUnavailable("the SQLite ledger does not exist and was opened read-only")
+        raise LedgerBackendError("the SQLite ledger does not exist and was opened read-only")
 
     def snapshot(self) -> Any:
         """An empty snapshot."""

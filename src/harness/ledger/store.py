@@ -1,4 +1,4 @@
-"""The ledger Store API (docs/ledger.md §9): the Store and Snapshot protocols, the errors and `open_store`."""
+"""The ledger store API (docs/ledger.md §9): the LedgerStore and Snapshot protocols, the errors and `open_store`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Protocol
 
 from harness.ledger.browse import ConversationFilter, ConversationRow, PageKey
 from harness.ledger.catalog import SchemaObject
-from harness.ledger.errors import LedgerError, LedgerIntegrityError, LedgerUnavailable, LedgerValueError
-from harness.ledger.model import LedgerEvent, LedgerRedactor, LedgerRow
+from harness.ledger.errors import LedgerBackendError, LedgerError, LedgerIntegrityError, LedgerValueError
+from harness.ledger.model import LedgerEvent, LedgerRow
 from harness.ledger.records import (
     Call,
     CallFilter,
@@ -23,6 +23,7 @@ from harness.ledger.records import (
     Reservation,
     Tombstone,
 )
+from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings, is_postgres_target
 from harness.ledger.sqlite import open_sqlite_store
 from harness.ledger.tail import Position
@@ -38,11 +39,11 @@ __all__ = [
     "InsertResult",
     "LedgerError",
     "LedgerIntegrityError",
-    "LedgerUnavailable",
+    "LedgerBackendError",
     "LedgerValueError",
     "Reservation",
     "Snapshot",
-    "Store",
+    "LedgerStore",
     "Tombstone",
     "open_store",
 ]
@@ -94,7 +95,7 @@ class Snapshot(Protocol):
     ) -> list[ConversationRow]: ...
 
 
-class Store(Protocol):
+class LedgerStore(Protocol):
     """An open ledger. Thread-safe; every write runs `prepare` (docs/ledger.md §5) first."""
 
     backend: str
@@ -140,7 +141,7 @@ def open_store(
     clock: Clock,
     settings: LedgerSettings,
     create: bool = True,
-) -> Store:
+) -> LedgerStore:
     """Open a SQLite path or a `postgresql://` DSN.
 
     `create=False` opens for reading only: a missing SQLite file reads as an empty ledger and is never created.

@@ -6,25 +6,23 @@ import dataclasses
 import datetime
 import hashlib
 import json
-import os
 import re
-import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness import files
 from harness.ledger import catalog, chain, ids
 from harness.ledger.catalog import SchemaObject
 from harness.ledger.model import LedgerRow, format_ts
 from harness.ledger.records import ConversationInfo, Head, Tombstone
-from harness.ledger.store import Snapshot, Store
+from harness.ledger.store import LedgerStore, Snapshot
 from harness.text import canonjson, redact
 
 HEADS_FORMAT = "triage-harness/ledger-heads"
 HEADS_VERSION = 1
 MAX_PROBLEMS = 1000
 _HEX32 = re.compile(r"[0-9a-f]{64}")
-_READ_CHUNK = 1 << 16
 
 
 class HeadsFormatError(ValueError):
@@ -102,19 +100,16 @@ def _sidecar_problem(root: Path, row: LedgerRow) -> tuple[str, str] | None:
     parts = path.split("/")
     if any(p in ("", ".", "..") for p in parts):
         return "sidecar_mismatch", "the sidecar path leaves the workspace"
-    try:
-        fd = os.open(root.joinpath(*parts), os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        return "sidecar_missing", f"{path} does not exist"
-    except OSError as exc:
-        return "sidecar_mismatch", f"{path} cannot be read: {exc.strerror}"
     digest, size = hashlib.sha256(), 0
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return "sidecar_mismatch", f"{path} is not a regular file"
-        while chunk := handle.read(_READ_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
+    try:
+        with files.open_regular(root.joinpath(*parts)) as (fd, _):
+            for chunk in files.iter_chunks(fd, path):
+                digest.update(chunk)
+                size += len(chunk)
+    except files.FileMissing:
+        return "sidecar_missing", f"{path} does not exist"
+    except files.FileRefused as exc:
+        return "sidecar_mismatch", f"{path} {exc.problem}"
     meta = row.meta_object or {}
     if meta.get("sidecar_bytes") != size or meta.get("sidecar_sha256") != digest.hexdigest():
         return "sidecar_mismatch", f"{path} does not match meta.sidecar_bytes and meta.sidecar_sha256"
@@ -318,7 +313,7 @@ def verify_snapshot(
 
 
 def verify(
-    store: Store,
+    store: LedgerStore,
     *,
     conversation_ids: Sequence[str] | None = None,
     heads: Sequence[Head] | None = None,

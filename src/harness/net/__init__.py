@@ -1,7 +1,7 @@
 """The guarded HTTP client every outbound call goes through (docs/net.md)."""
 
 from harness.net.client import REDIRECT_REFUSED, USER_AGENT, GuardedClient, RedirectMode, Response
-from harness.net.errors import ClientConfigError, NetError, Refused, TooLarge, Unavailable, UnavailableKind
+from harness.net.errors import ClientConfigError, NetError, RequestRefused, TooLarge, Unavailable, UnavailableKind
 from harness.net.instances import AUR_CALL_DEADLINE_S, aur_client_transport, github_client, okta_client
 from harness.net.urls import build_path, build_query
 
@@ -13,7 +13,7 @@ __all__ = [
     "GuardedClient",
     "NetError",
     "RedirectMode",
-    "Refused",
+    "RequestRefused",
     "Response",
     "TooLarge",
     "Unavailable",

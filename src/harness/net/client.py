@@ -14,7 +14,7 @@ from typing import Literal, NamedTuple
 import httpx2
 
 import harness
-from harness.net.errors import ClientConfigError, Refused, TooLarge, Unavailable, UnavailableKind
+from harness.net.errors import ClientConfigError, RequestRefused, TooLarge, Unavailable, UnavailableKind
 from harness.net.pacing import reserve_start
 from harness.net.retry import RETRYABLE_STATUSES, backoff_seconds, format_seconds, half_jitter, retry_after_seconds
 from harness.net.urls import display_url, parse_origin, resolve, resolve_redirect
@@ -144,7 +144,7 @@ class GuardedClient:
 
         `accept` replaces the fixed Accept header for this call; `deadline_at` (a monotonic instant) ends the
         call earlier than `deadline_s` would, so several requests can share one budget.
-        Raises Refused, TooLarge or Unavailable.
+        Raises RequestRefused, TooLarge or Unavailable.
         """
         own = f"deadline of {format_seconds(self._deadline_s)} s"
         deadline = _Deadline(self._monotonic() + self._deadline_s, own)
@@ -159,9 +159,9 @@ class GuardedClient:
                 return response
             target = resolve_redirect(self._origin, url, location)
             if target is None or (self._redirect_allowed is not None and not self._redirect_allowed(target)):
-                raise Refused(display_url(url), REDIRECT_REFUSED)
+                raise RequestRefused(display_url(url), REDIRECT_REFUSED)
             if hops == self._max_redirects:
-                raise Refused(display_url(url), f"more than {self._max_redirects} redirects refused")
+                raise RequestRefused(display_url(url), f"more than {self._max_redirects} redirects refused")
             hops += 1
             url = target
 
@@ -240,7 +240,7 @@ class GuardedClient:
         except httpx2.RequestError as exc:
             raise Unavailable(display_url(url), f"request failed: {type(exc).__name__}", kind="protocol") from None
         except httpx2.InvalidURL:
-            raise Refused(display_url(url), "URL is not valid for HTTP") from None
+            raise RequestRefused(display_url(url), "URL is not valid for HTTP") from None
 
     def _read_body(self, reply: httpx2.Response, url: str, deadline: _Deadline) -> bytes:
         """Read at most cap + 1 bytes; more is TooLarge, never a truncation."""

@@ -27,7 +27,7 @@ class NetError(errors.HarnessError):
         self.reason = reason
 
 
-class Refused(NetError, errors.Refused):
+class RequestRefused(NetError, errors.Refused):
     """The URL (or a redirect target) is outside the allowed origin and prefix; nothing was sent to it."""
 
 

@@ -17,8 +17,9 @@ AUR_MAX_REDIRECTS = 3
 AUR_BACKOFF_CAP_S = 15.0
 AUR_CALL_DEADLINE_S = 180.0
 
-# docs/triage.md §1: the ranges of the [aur] keys, enforced here too so a bad value can never reach the transport.
-_AUR_RANGES = {
+# docs/triage.md §1: the ranges of the [aur] keys, the one place they live: config.py builds the [aur] model from
+# them, and they are enforced here too so a bad value can never reach the transport.
+AUR_RANGES = {
     "min_interval_ms": (0, 10_000),
     "backoff_base_ms": (1, 10_000),
     "max_retries": (0, 5),
@@ -118,7 +119,7 @@ def aur_client_transport(
         "max_retries": max_retries,
         "retry_after_cap_s": retry_after_cap_s,
     }
-    for key, (low, high) in _AUR_RANGES.items():
+    for key, (low, high) in AUR_RANGES.items():
         value = values[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
             raise ClientConfigError(key, f"must be between {low:,} and {high:,}")

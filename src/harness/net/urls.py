@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
-from harness.net.errors import ClientConfigError, Refused
+from harness.net.errors import ClientConfigError, RequestRefused
 
 DEFAULT_PORT = 443
 
@@ -111,15 +111,15 @@ def resolve(origin: Origin, path_and_query: str) -> str:
     if path_and_query.startswith("/"):
         return check_url(origin, origin.base + path_and_query)
     if "://" not in path_and_query:
-        raise Refused(display_url(path_and_query), "not a path starting with / or an https URL")
+        raise RequestRefused(display_url(path_and_query), "not a path starting with / or an https URL")
     return check_url(origin, path_and_query)
 
 
 def check_url(origin: Origin, url: str) -> str:
-    """Return the URL rebuilt from its checked parts, or raise Refused naming why it is outside the origin."""
+    """Return the URL rebuilt from its checked parts, or raise RequestRefused naming why it is outside the origin."""
     problem = _url_problem(origin, url)
     if problem:
-        raise Refused(display_url(url), problem)
+        raise RequestRefused(display_url(url), problem)
     parts = urlsplit(url)
     path = parts.path or "/"
     return origin.root + path + (f"?{parts.query}" if parts.query else "")
@@ -162,7 +162,7 @@ def resolve_redirect(origin: Origin, request_url: str, location: str) -> str | N
         return None
     try:
         return check_url(origin, urljoin(request_url, location))
-    except Refused:
+    except RequestRefused:
         return None
 
 

@@ -7,13 +7,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import files
 from harness.errors import InvalidInput
-from harness.ledger.commands import write_private_file
 from harness.text.canonjson import dumps
 from harness.text.sanitize import echo
 
 CURSOR_DIR = "pulls"
 CURSOR_VERSION = 1
+# A cursor is one short JSON line; anything larger is not one.
+CURSOR_MAX_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -33,11 +35,11 @@ def cursor_path(workspace: Path, key: str) -> Path:
 def load_cursor(path: Path) -> Cursor | None:
     """The stored cursor, None when there is none; a damaged file is refused (never guessed around)."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        data = files.read_regular(path, CURSOR_MAX_BYTES)
+    except files.FileMissing:
         return None
-    except OSError as exc:
-        raise InvalidInput(f"cursor {echo(str(path))}: cannot be read: {exc.strerror}") from exc
+    except files.FileRefused as exc:
+        raise InvalidInput(f"cursor: {exc}") from None
     try:
         value = json.loads(data)
     except ValueError:
@@ -62,4 +64,7 @@ def save_cursor(path: Path, cursor: Cursor) -> None:
     except OSError as exc:
         raise InvalidInput(f"cursor {echo(str(path.parent))}: cannot be created: {exc.strerror}") from exc
     document = {"next": cursor.next, "since": cursor.since, "version": CURSOR_VERSION}
-    write_private_file(path, iter([(dumps(document) + "\n").encode("utf-8")]))
+    try:
+        files.write_private(path, [(dumps(document) + "\n").encode("utf-8")])
+    except OSError as exc:
+        raise InvalidInput(f"cursor {echo(str(path))}: cannot be written: {exc.strerror}") from exc

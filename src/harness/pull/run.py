@@ -16,7 +16,7 @@ from urllib.parse import urljoin, urlsplit
 
 from harness.adapters import ADAPTERS, AdapterError
 from harness.errors import InvalidInput, UpstreamUnavailable
-from harness.net import GuardedClient, Refused, Response
+from harness.net import GuardedClient, RequestRefused, Response
 from harness.net.urls import check_url, display_url, parse_origin
 from harness.pull.cursor import CURSOR_DIR, Cursor, load_cursor, save_cursor
 from harness.pull.links import next_link
@@ -37,15 +37,15 @@ _HINTS = {
 
 def checked_link(source: Source, client: GuardedClient, page_url: str, link: str) -> str:
     """A next link resolved against the page it came from, on the client's origin and the source's endpoint;
-    anything else is Refused, before the page it came with is committed."""
+    anything else is RequestRefused, before the page it came with is committed."""
     target = urljoin(page_url, link)
     try:
         url = check_url(parse_origin(client.origin), target)
-    except Refused as exc:
-        raise Refused(exc.url, f"next link refused: {exc.reason}") from None
+    except RequestRefused as exc:
+        raise RequestRefused(exc.url, f"next link refused: {exc.reason}") from None
     expected = parse_origin(client.origin).prefix + source.endpoint
     if urlsplit(url).path != expected:
-        raise Refused(display_url(url), f"next link refused: path is not {expected}")
+        raise RequestRefused(display_url(url), f"next link refused: path is not {expected}")
     return url
 
 

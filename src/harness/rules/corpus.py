@@ -7,7 +7,6 @@ import importlib.resources
 import json
 import os
 import re
-import stat
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ from yaml.constructor import ConstructorError
 from yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
 from yaml.nodes import MappingNode
 
+from harness import files
+from harness.text.canonjson import json_type
 from harness.text.casefold import ci_key, normalize_key
 from harness.text.sanitize import echo, is_clean
 
@@ -164,7 +165,7 @@ def _clean_identifier(value: str) -> bool:
 
 def _parse_metadata_match(raw: Any, where: str) -> dict[str, str]:
     if not isinstance(raw, dict):
-        raise _Invalid(f"{where}: must be a mapping")
+        raise _Invalid(f"{where}: expected an object, got {json_type(raw)}")
     if len(raw) > MAX_METADATA_MATCH:
         raise _Invalid(f"{where}: at most {MAX_METADATA_MATCH} entries, got {len(raw)}")
     out: dict[str, str] = {}
@@ -186,7 +187,7 @@ def _parse_metadata_match(raw: Any, where: str) -> dict[str, str]:
 def _parse_rule(raw: Any, index: int, seen_ids: dict[str, str]) -> Rule:
     where = f"rules[{index}]"
     if not isinstance(raw, dict):
-        raise _Invalid(f"{where}: must be a mapping")
+        raise _Invalid(f"{where}: expected an object, got {json_type(raw)}")
     rule_id = raw.get("id")
     if isinstance(rule_id, str):
         where = f"rules[{index}] ({_quote(rule_id)})"
@@ -202,7 +203,7 @@ def _parse_rule(raw: Any, index: int, seen_ids: dict[str, str]) -> Rule:
 
     applies_to = raw["applies_to"]
     if not isinstance(applies_to, dict):
-        raise _Invalid(f"{where}: applies_to must be a mapping")
+        raise _Invalid(f"{where}: applies_to: expected an object, got {json_type(applies_to)}")
     _check_keys(applies_to, f"{where}: applies_to", ("family",), ("metadata_match",))
     family = applies_to["family"]
     if (
@@ -240,14 +241,14 @@ def parse_corpus(data: bytes) -> tuple[Rule, ...]:
         raise _Invalid(f"not valid UTF-8 at byte {exc.start}") from exc
     doc = _load_yaml(text)
     if not isinstance(doc, dict):
-        raise _Invalid("top level must be a mapping with version and rules")
+        raise _Invalid(f"top level: expected an object with version and rules, got {json_type(doc)}")
     _check_keys(doc, "top level", ("version", "rules"))
     version = doc["version"]
     if type(version) is not int or version != 1:
         raise _Invalid(f"unsupported version {_quote(version)}; expected 1")
     rules = doc["rules"]
     if not isinstance(rules, list):
-        raise _Invalid("rules must be a list")
+        raise _Invalid(f"rules: expected an array, got {json_type(rules)}")
     if len(rules) > MAX_RULES:
         raise _Invalid(f"at most {MAX_RULES} rules, got {len(rules)}")
     seen_ids: dict[str, str] = {}
@@ -300,41 +301,23 @@ def _verify_and_parse(data: bytes, source: str, pin: str | None) -> Corpus:
     return Corpus(rules=rules, sha256=digest, source=source)
 
 
-def _load_file(fd: int, path: Path, source: str, pin: str | None) -> Corpus:
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise CorpusError(f"rule corpus {source}: {_quote(str(path))} is not a regular file")
-    if info.st_size > MAX_CORPUS_BYTES:
-        raise CorpusError(f"rule corpus {source}: file exceeds {MAX_CORPUS_BYTES} bytes")
-    key = (source, os.path.abspath(path), info.st_size, info.st_mtime_ns, pin or "")
-    cached = _cache.get(key)
-    if cached is not None:
-        return cached
-    with open(fd, "rb", closefd=False) as handle:
-        data = handle.read(MAX_CORPUS_BYTES + 1)
+def _load_path(path: Path, source: str, pin: str | None) -> Corpus:
+    # An operator may keep the corpus behind a symlink (a dotfiles checkout), so the path is followed;
+    # harness.files still refuses a FIFO or device and never blocks on one.
+    try:
+        with files.open_regular(path, cap=MAX_CORPUS_BYTES, follow_symlinks=True) as (fd, info):
+            key = (source, os.path.abspath(path), info.st_size, info.st_mtime_ns, pin or "")
+            cached = _cache.get(key)
+            if cached is not None:
+                return cached
+            data = files.read_capped(fd, path, MAX_CORPUS_BYTES)
+    except files.FileMissing as exc:
+        raise _CorpusMissing(f"rule corpus {source}: {exc}") from None
+    except files.FileRefused as exc:
+        raise CorpusError(f"rule corpus {source}: {exc}") from None
     corpus = _verify_and_parse(data, source, pin)
     _cache.put(key, corpus)
     return corpus
-
-
-def _read_error(source: str, path: Path, exc: OSError) -> CorpusError:
-    reason = exc.strerror or type(exc).__name__
-    error_type = _CorpusMissing if isinstance(exc, FileNotFoundError) else CorpusError
-    return error_type(f"rule corpus {source}: cannot read {_quote(str(path))}: {reason}")
-
-
-def _load_path(path: Path, source: str, pin: str | None) -> Corpus:
-    try:
-        # O_NONBLOCK keeps a FIFO planted at the path from hanging the open; fstat then refuses it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise _read_error(source, path, exc) from exc
-    try:
-        return _load_file(fd, path, source, pin)
-    except OSError as exc:
-        raise _read_error(source, path, exc) from exc
-    finally:
-        os.close(fd)
 
 
 def _load_embedded(pin: str | None) -> Corpus:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness import files
 from harness.errors import InvalidInput
 from harness.store.baseline_model import SCHEMA_VERSION, Baseline, decode_baseline
 from harness.store.eventfields import event_target
@@ -272,16 +273,16 @@ _FILE_CACHE_LOCK = threading.Lock()
 def load_baseline_file(path: Path) -> Baseline:
     """The `--baseline FILE` baseline, cached by path, size and mtime; a bad file is invalid_input."""
     where = f"baseline file {sanitize_field(str(path))}"
+    # The path is followed (as every `--baseline` before it was); harness.files refuses a FIFO or device.
     try:
-        info = path.stat()
-        key = (str(path.resolve()), info.st_size, info.st_mtime_ns)
-        with _FILE_CACHE_LOCK:
-            if key in _FILE_CACHE:
-                return _FILE_CACHE[key]
-        with path.open("rb") as handle:
-            data = handle.read(MAX_BASELINE_BYTES + 1)
-    except OSError as exc:
-        raise InvalidInput(f"{where}: cannot read: {exc.strerror or exc}") from exc
+        with files.open_regular(path, cap=MAX_BASELINE_BYTES, follow_symlinks=True) as (fd, info):
+            key = (str(path.resolve()), info.st_size, info.st_mtime_ns)
+            with _FILE_CACHE_LOCK:
+                if key in _FILE_CACHE:
+                    return _FILE_CACHE[key]
+            data = files.read_capped(fd, path, MAX_BASELINE_BYTES)
+    except files.FileRefused as exc:
+        raise InvalidInput(f"baseline: {exc}") from None
     try:
         baseline = Baseline(record=parse_baseline(data), origin="file")
     except RecordError as exc:

@@ -24,7 +24,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from harness import __version__
-from harness.errors import LedgerUnavailableError
+from harness.errors import LedgerUnavailable
 from harness.telemetry.attributes import common_attributes, span_attributes, span_name, tool_name
 from harness.telemetry.settings import TelemetrySettings
 
@@ -166,7 +166,7 @@ class TracingRecorder:
     def begin(self, record: Any) -> Any:
         try:
             start = self._inner.begin(record)
-        except LedgerUnavailableError as exc:
+        except LedgerUnavailable as exc:
             self._telemetry.export(record, exc.code, None, None)
             raise
         with self._lock:

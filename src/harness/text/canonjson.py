@@ -184,12 +184,16 @@ def depth(value: Any) -> int:
 
 
 def json_type(value: Any) -> str:
-    """The JSON type of a value, with its article, for messages."""
+    """The JSON type of a value, with its article: the one vocabulary of every "expected X, got Y" message
+    (JSON, TOML and YAML inputs alike; a TOML table and a YAML mapping are "an object", a list "an array").
+    Integers and other numbers are told apart, as JSON Schema's integer and number are."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    if isinstance(value, int | float):
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
         return "a number"
     if isinstance(value, str):
         return "a string"

@@ -14,7 +14,7 @@ from harness.errors import InvalidInput
 from harness.text.formatgate import FormatError, json_path
 from harness.triage.ioc import check_indicators, ioc_entries
 from harness.triage.result import Result
-from harness.triage.verdict import Suppression, ValidationError, Verdict, validate_verdict
+from harness.triage.verdict import ObjectInputError, Suppression, Verdict, validate_verdict
 from harness.triage.verify import (
     report_head,
     suppression_reason_head,
@@ -31,7 +31,7 @@ def _inconsistent(what: str) -> InvalidInput:
 def _head(result: Result) -> Verdict:
     try:
         verdict = validate_verdict(result.verdict_document)
-    except (FormatError, ValidationError) as exc:
+    except (FormatError, ObjectInputError) as exc:
         raise _inconsistent(f"verdict_document fails the verdict schema: {exc}") from None
     if verdict.sha256 != result.verdict_sha256:
         raise _inconsistent(f"verdict_sha256 {result.verdict_sha256} is not the digest of verdict_document")

@@ -12,7 +12,7 @@ from harness.fields import ObjectInput
 from harness.text.formatgate import FormatError
 from harness.triage.result import Result
 from harness.triage.services import aur
-from harness.triage.verdict import VERDICT_MAX_BYTES, ValidationError, validate_verdict
+from harness.triage.verdict import VERDICT_MAX_BYTES, ObjectInputError, validate_verdict
 from harness.triage.verify import verify
 
 DESCRIPTION = """\
@@ -75,6 +75,6 @@ def handle(args: Input, ctx: Context) -> Result:
         verdict = validate_verdict(args.verdict)
     except FormatError as exc:
         raise InvalidInput(f"verdict: {exc}") from None
-    except ValidationError as exc:
+    except ObjectInputError as exc:
         raise InvalidInput(str(exc)) from None
     return verify(verdict, aur(ctx), ctx.clock)

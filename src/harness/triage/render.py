@@ -19,7 +19,7 @@ from harness.triage.consistency import consistent_verdict
 from harness.triage.result import IocEntry, Result, parse_result
 from harness.triage.verdict import (
     RESULT_MAX_BYTES,
-    ValidationError,
+    ObjectInputError,
     Verdict,
     hash12,
     read_object_received,
@@ -62,7 +62,7 @@ def load_result(raw: Mapping[str, Any]) -> Rendering:
     try:
         document = read_object_received(raw, RESULT_MAX_BYTES, "result")
         check_tree(document, result_mode)
-    except (FormatError, ValidationError) as exc:
+    except (FormatError, ObjectInputError) as exc:
         message = str(exc)
         raise InvalidInput(message if message.startswith("result:") else f"result: {message}") from None
     try:

@@ -11,12 +11,12 @@ import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, cast
 
-from harness.text.canonjson import StrictJSONError, depth, dumps, loads_strict
+from harness import files
+from harness.text.canonjson import StrictJSONError, depth, dumps, json_type, loads_strict
 from harness.text.formatgate import JsonPath, Mode, check_tree, json_path
 from harness.triage.names import (
     base_rule_id,
@@ -83,8 +83,9 @@ _PROSE_LINE_FIELDS = frozenset(
 )
 
 
-class ValidationError(ValueError):
-    """Input refused by strict reading or by the verdict schema; maps to invalid_input."""
+class ObjectInputError(ValueError):
+    """An object input (a verdict, a result) refused by strict reading or by the verdict schema; maps to
+    invalid_input. Named apart from pydantic's ValidationError, which this validator does not use."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,7 @@ class Verdict:
 
 
 def _refuse(label: str, problem: str) -> NoReturn:
-    raise ValidationError(f"{label}: {problem}")
+    raise ObjectInputError(f"{label}: {problem}")
 
 
 def _too_large(label: str, cap: int) -> NoReturn:
@@ -184,43 +185,13 @@ def read_object_text(text: str, cap: int, label: str = "verdict") -> dict[str, A
 
 
 def read_object_file(path: str | os.PathLike[str], cap: int, label: str = "verdict") -> dict[str, Any]:
-    """Read a regular, non-symlink file of at most `cap` bytes and parse it strictly."""
-    shown = json.dumps(os.fspath(path))
+    """Read a regular, non-symlink file of at most `cap` bytes (harness.files) and parse it strictly."""
     try:
-        before = os.lstat(path)
-    except FileNotFoundError:
-        _refuse(label, f"file {shown} does not exist")
-    except OSError as exc:
-        _refuse(label, f"file {shown} cannot be read ({exc.strerror})")
-    if stat.S_ISLNK(before.st_mode):
-        _refuse(label, f"file {shown} is a symbolic link")
-    if not stat.S_ISREG(before.st_mode):
-        _refuse(label, f"file {shown} is not a regular file")
-    if before.st_size > cap:
+        data = files.read_regular(path, cap)
+    except files.FileTooLarge:
         _too_large(label, cap)
-    # O_NOFOLLOW and the identity check close the race between lstat and open; O_NONBLOCK keeps
-    # a FIFO swapped in meanwhile from blocking the open.
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        _refuse(label, f"file {shown} cannot be read ({exc.strerror})")
-    try:
-        after = os.fstat(fd)
-        if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
-            _refuse(label, f"file {shown} changed while it was opened")
-        chunks: list[bytes] = []
-        remaining = cap + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > cap:
-        _too_large(label, cap)
+    except files.FileRefused as exc:
+        _refuse(label, str(exc))
     return _parse(data, label)
 
 
@@ -295,23 +266,7 @@ def verdict_mode(path: JsonPath) -> Mode | None:
 
 
 def _fail(path: JsonPath, problem: str) -> NoReturn:
-    raise ValidationError(f"verdict: {json_path(path)}: {problem}")
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+    raise ObjectInputError(f"verdict: {json_path(path)}: {problem}")
 
 
 def _show(value: Any) -> str:
@@ -320,12 +275,12 @@ def _show(value: Any) -> str:
         return json.dumps(value) if len(value) <= _ECHO_MAX_CHARS else f"a string of {len(value):,} characters"
     if value is None or isinstance(value, (bool, int, float)):
         return json.dumps(value)
-    return _kind(value)
+    return json_type(value)
 
 
 def _object(value: Any, path: JsonPath, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, Any]:
     if not isinstance(value, dict):
-        _fail(path, f"expected an object, got {_kind(value)}")
+        _fail(path, f"expected an object, got {json_type(value)}")
     allowed = set(required) | set(optional)
     for key in sorted(value):
         if key not in allowed:
@@ -338,7 +293,7 @@ def _object(value: Any, path: JsonPath, required: tuple[str, ...], optional: tup
 
 def _array(value: Any, path: JsonPath, most: int) -> list[Any]:
     if not isinstance(value, list):
-        _fail(path, f"expected an array, got {_kind(value)}")
+        _fail(path, f"expected an array, got {json_type(value)}")
     if len(value) > most:
         _fail(path, f"must have at most {most:,} items, got {len(value):,}")
     return value
@@ -346,7 +301,7 @@ def _array(value: Any, path: JsonPath, most: int) -> list[Any]:
 
 def _string(value: Any, path: JsonPath) -> str:
     if not isinstance(value, str):
-        _fail(path, f"expected a string, got {_kind(value)}")
+        _fail(path, f"expected a string, got {json_type(value)}")
     return value
 
 
@@ -411,7 +366,7 @@ def _evidence(value: Any, path: JsonPath) -> Evidence:
 
 def _change(value: Any, path: JsonPath) -> Suppression | IocChange:
     if not isinstance(value, dict):
-        _fail(path, f"expected an object, got {_kind(value)}")
+        _fail(path, f"expected an object, got {json_type(value)}")
     if "kind" not in value:
         _fail((*path, "kind"), "required key is missing")
     kind = _choice(value["kind"], (*path, "kind"), CHANGE_KINDS)

@@ -30,7 +30,7 @@ from harness.ledger.commands import CALL_STATUSES, parse_ts_option
 from harness.ledger.errors import LedgerError
 from harness.ledger.model import format_ts
 from harness.ledger.recorder import SIDECAR_DIR
-from harness.ledger.store import Store
+from harness.ledger.store import LedgerStore
 from harness.ledger.verify import HeadsFormatError, parse_heads_document, verify_snapshot
 from harness.serve.guard import HostOriginGuard
 from harness.serve.origins import HostPolicy
@@ -73,7 +73,7 @@ FILTER_KEYS = ("since", "until", "tool", "status", "principal", "text")
 class LedgerView:
     """What the handlers read: the ledger, the workspace its sidecars live in, and the CSP reports received."""
 
-    store: Store
+    store: LedgerStore
     workspace: Path
     csp_reports: collections.deque[dict[str, Any]] = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=CSP_REPORTS_KEPT)

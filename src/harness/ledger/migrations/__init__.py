@@ -7,7 +7,7 @@ import hashlib
 import importlib.resources
 import re
 
-from harness.ledger.errors import LedgerUnavailable
+from harness.ledger.errors import LedgerBackendError
 
 _FILE_NAME = re.compile(r"(\d{4})_([a-z0-9_]+)\.sql")
 BACKENDS = ("sqlite", "postgres")
@@ -61,19 +61,19 @@ def pending(backend: str, applied: list[Applied]) -> list[Migration]:
     for row in applied:
         migration = by_version.get(row.version)
         if migration is None:
-            raise LedgerUnavailable(
+            raise LedgerBackendError(
                 f"ledger schema {max(a.version for a in applied)} is newer than this harness ({len(by_version)})"
             )
         if migration.checksum != row.checksum:
-            raise LedgerUnavailable(
+            raise LedgerBackendError(
                 f"migration {row.version:04d}_{row.name} was applied from different text (checksum mismatch); refusing"
             )
     done = {row.version for row in applied}
     return [m for v, m in sorted(by_version.items()) if v not in done]
 
 
-def schema_mismatch(current: int, needed: int) -> LedgerUnavailable:
+def schema_mismatch(current: int, needed: int) -> LedgerBackendError:
     """The error for a schema that is not at the version the code needs."""
     if current > needed:
-        return LedgerUnavailable(f"ledger schema {current} is newer than this harness ({needed}); refusing")
-    return LedgerUnavailable(f"ledger schema {current}, harness needs {needed}: run harness ledger migrate")
+        return LedgerBackendError(f"ledger schema {current} is newer than this harness ({needed}); refusing")
+    return LedgerBackendError(f"ledger schema {current}, harness needs {needed}: run harness ledger migrate")
