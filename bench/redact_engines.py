@@ -53,7 +53,7 @@ def ruleset() -> tuple[list[bytes], list[bytes]]:
             on_lowered = isinstance(detector, SecretManifest) or (isinstance(detector, KeyValue) and not detector.original)
             # A key rule as one whole-match regex: its key, then its value run (the bare one when it has one).
             patterns = detector.patterns
-            source = patterns[0].pattern + (patterns[-1].pattern if isinstance(detector, KeyValue) else b"")
+            source = patterns[0].source + (patterns[-1].source if isinstance(detector, KeyValue) else b"")
             (lowered if on_lowered else original).append(source)
     return sorted(set(lowered)), sorted(set(original))
 

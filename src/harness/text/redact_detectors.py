@@ -1,14 +1,17 @@
-"""Detectors: how one catalogue rule turns the literal hits of the gate pass into spans (docs/ledger.md §6.5).
+"""Detectors: how one catalogue rule finds its spans once the gate pass let it run (docs/ledger.md §6.5).
 
-Every detector is anchored on one literal. At each hit it applies its left check first, then matches
-the rest of its pattern there; on failure the next hit is tried, on success scanning resumes after
-the span. Values ending at the end of input count even when shorter than their minimum.
+Every detector is anchored on one literal, and names the RE2 patterns the gate (redact_engine.py) runs
+for it: a detector runs only on text where one of them matches. It then searches its literal-first
+pattern left to right; where the left check or a stop-list refuses a match the search resumes one byte
+later, after a span it resumes at the span's end. A token or value cut by the end of input counts
+when its prefix pattern matches up to the end (redact_pattern.py).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -66,7 +69,7 @@ class RuleRef(Protocol):
 
 
 class Detector(Protocol):
-    """Finds spans for one rule at the hits of one literal."""
+    """Finds spans for one rule, anchored on one literal."""
 
     literal: bytes
 
@@ -75,9 +78,23 @@ class Detector(Protocol):
         """Every regex used: first the literal-first pattern matched at hits, then continuations."""
         ...
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None: ...
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The gate patterns, each with whether it runs on the lowered copy: one must match for `scan` to run."""
+        ...
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None: ...
 
     def describe(self) -> dict[str, Any]: ...
+
+
+def literal_hits(text: bytes, literal: bytes, start: int = 0) -> list[int]:
+    """Every position at or after `start` where `literal` occurs (overlapping)."""
+    out = []
+    pos = text.find(literal, start)
+    while pos >= 0:
+        out.append(pos)
+        pos = text.find(literal, pos + 1)
+    return out
 
 
 def key_stopped(suffix: bytes) -> bool:
@@ -195,6 +212,20 @@ def ends_inside(prefix: Regex | None, buf: bytes, pos: int, longest: int) -> boo
     """Whether input ends inside a pattern whose prefix pattern is `prefix`, from `pos` (at least one byte there)."""
     end = len(buf)
     return prefix is not None and pos < end and end - pos <= longest and prefix.fullmatch(buf, pos)
+
+
+def cut_gate(literal: bytes, prefix: Regex | None) -> list[tuple[bool, bytes]]:
+    """The gate pattern of a token cut by the end of input: its literal, then its prefix pattern up to the end."""
+    return [(False, escape(literal) + prefix.source + rb"\z")] if prefix is not None else []
+
+
+def cut_hits(buf: bytes, literal: bytes, low: int, high: int, longest: int) -> list[int]:
+    """The hits of `literal` in [low, high) that are close enough to the end of input to start a cut token."""
+    start = max(low, len(buf) - longest)
+    if start >= high:
+        return []
+    hits = literal_hits(buf, literal, start)
+    return hits[: bisect_left(hits, high)]
 
 
 def group(text: bytes, spans: Spans, index: int) -> bytes:
@@ -369,26 +400,31 @@ class Token:
         """The token pattern."""
         return (self._re,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
-        """Append a span for every token found at a hit."""
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The token, or its cut form at the end of input."""
+        return [(False, self._re.source), *cut_gate(self.literal, self._prefix)]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
+        """Append a span for every token, left to right; a token cut by the end of input reaches the end."""
         end = len(buf)
-        resume = 0
         left = self.left.table
         size = len(self.literal)
-        for pos in hits:
-            if pos < resume or (pos and not left[buf[pos - 1]]):
+        pos = 0
+        while True:
+            match = self._re.search(buf, pos)
+            start = match[0][0] if match is not None else end
+            for hit in cut_hits(buf, self.literal, pos, start, self._max):
+                if (not hit or left[buf[hit - 1]]) and ends_inside(self._prefix, buf, hit + size, self._max - size):
+                    out.append(Span(hit, end, rule.rank, rule.number, rule.rule_id))
+                    return
+            if match is None:
+                return
+            stop = min(match[0][1], start + self._max)
+            if (start and not left[buf[start - 1]]) or (stop < end and buf[stop] in self._right):
+                pos = start + 1
                 continue
-            match = self._re.match(buf, pos, pos + self._max)
-            if match is not None:
-                stop = match[0][1]
-                if stop < end and buf[stop] in self._right:
-                    continue
-            elif buf.startswith(self.literal, pos) and ends_inside(self._prefix, buf, pos + size, self._max - size):
-                stop = end
-            else:
-                continue
-            out.append(Span(pos, stop, rule.rank, rule.number, rule.rule_id))
-            resume = stop
+            out.append(Span(start, stop, rule.rank, rule.number, rule.rule_id))
+            pos = stop
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
@@ -424,19 +460,25 @@ class KeyValue:
         """The key pattern, then the value's."""
         return (self._re, *self.value.patterns)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
-        """Append a value span for every key found at a hit."""
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The key pattern."""
+        return [(not self.original, self._re.source)]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
+        """Append a value span for every key, left to right."""
         text = buf if self.original else lo
         groups = self._re.groupindex
         quote_at, keyword_at, suffix_at = groups.get("q"), groups.get("kw"), groups.get("sfx")
         end = len(text)
-        resume = 0
         left = self.left.table
-        for pos in hits:
-            if pos < resume or (pos and not left[text[pos - 1]]):
-                continue
-            match = self._re.match(text, pos)
+        pos = 0
+        while True:
+            match = self._re.search(text, pos)
             if match is None:
+                return
+            at = match[0][0]
+            pos = at + 1
+            if at and not left[text[at - 1]]:
                 continue
             start = match[0][1]
             quote = group(text, match, quote_at) if quote_at is not None else b""
@@ -455,7 +497,7 @@ class KeyValue:
             if self.check is not None and not self.check.test(buf, vstart, vend, vend == end):
                 continue
             out.append(Span(vstart, vend, rule.rank, rule.number, rule.rule_id))
-            resume = vend
+            pos = max(vend, pos)
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
@@ -487,15 +529,17 @@ class Block:
         """The header pattern (the end line is found with bytes.find)."""
         return (self._re,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
-        """Append the body span of every block found at a hit."""
-        resume = 0
-        for pos in hits:
-            if pos < resume:
-                continue
-            match = self._re.match(buf, pos)
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The header."""
+        return [(False, self._re.source)]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
+        """Append the body span of every block, left to right."""
+        pos = 0
+        while True:
+            match = self._re.search(buf, pos)
             if match is None:
-                continue
+                return
             body = match[0][1]
             stop = buf.find(self.end_literal, body)
             if stop < 0:
@@ -503,7 +547,7 @@ class Block:
             start, end = trim_block(buf, body, stop)
             if end > start:
                 out.append(Span(start, end, rule.rank, rule.number, rule.rule_id))
-            resume = stop
+            pos = max(stop, match[0][0] + 1)
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
@@ -533,13 +577,15 @@ class PuttyBlock:
         """The header gate (the private part is found with bytes.find)."""
         return (_PUTTY_HEADER,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The header (the private part follows it)."""
+        return [(False, _PUTTY_HEADER.source)]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append the private part of each key file in a text that carries a PuTTY header."""
-        if _PUTTY_HEADER.search(buf) is None:
-            return
         resume = 0
-        for pos in hits:
-            if pos < resume or not buf.startswith(self.literal, pos):
+        for pos in literal_hits(buf, self.literal):
+            if pos < resume:
                 continue
             body = pos + len(self.literal)
             mac = buf.find(self.mac, body)
@@ -579,24 +625,34 @@ class Anchored:
         """The anchor pattern, then the fixed-width check before it."""
         return (self._re, self._before)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The anchor and its tail, or its cut form at the end of input (`before` is checked in `scan`)."""
+        return [(False, self._re.source), *cut_gate(self.literal, self._prefix)]
+
+    def _fits(self, buf: bytes, pos: int, resume: int) -> bool:
+        start = pos - self.before_width
+        return start >= resume and self._before.fullmatch(buf, start, pos)
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append the whole token around every anchor whose surroundings fit."""
         end = len(buf)
-        resume = 0
         size = len(self.literal)
-        for pos in hits:
-            start = pos - self.before_width
-            if start < resume or not self._before.fullmatch(buf, start, pos):
+        pos = resume = 0
+        while True:
+            match = self._re.search(buf, pos)
+            at = match[0][0] if match is not None else end
+            for hit in cut_hits(buf, self.literal, pos, at, self._max):
+                if self._fits(buf, hit, resume) and ends_inside(self._prefix, buf, hit + size, self._max - size):
+                    out.append(Span(hit - self.before_width, end, rule.rank, rule.number, rule.rule_id))
+                    return
+            if match is None:
+                return
+            if not self._fits(buf, at, resume):
+                pos = at + 1
                 continue
-            match = self._re.match(buf, pos, pos + self._max)
-            if match is not None:
-                stop = match[0][1]
-            elif buf.startswith(self.literal, pos) and ends_inside(self._prefix, buf, pos + size, self._max - size):
-                stop = end
-            else:
-                continue
-            out.append(Span(start, stop, rule.rank, rule.number, rule.rule_id))
-            resume = stop
+            stop = min(match[0][1], at + self._max)
+            out.append(Span(at - self.before_width, stop, rule.rank, rule.number, rule.rule_id))
+            pos = resume = stop
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
@@ -623,27 +679,35 @@ class BotToken:
         """The anchor pattern (the digits before it are counted in code)."""
         return (self._re,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
-        """Append the part after `:` of every bot token."""
-        pattern = self._re
-        end = len(buf)
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The anchor and what follows it, or its cut form at the end of input."""
+        return [(False, self._re.source), *cut_gate(self.literal, self._prefix)]
+
+    def _digits_before(self, buf: bytes, pos: int) -> bool:
         fewest, most = self.digits
+        # One byte more than allowed is looked at, so that a longer digit run is refused.
+        before = buf[max(0, pos - most - 1) : pos]
+        return fewest <= len(before) - len(before.rstrip(b"0123456789")) <= most
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
+        """Append the part after `:` of every bot token."""
+        end = len(buf)
         size = len(self.literal)
         longest = seq_max_len(self.items)
-        for pos in hits:
-            # One byte more than allowed is looked at, so that a longer digit run is refused.
-            before = buf[max(0, pos - most - 1) : pos]
-            count = len(before) - len(before.rstrip(b"0123456789"))
-            if not fewest <= count <= most:
-                continue
-            match = pattern.match(buf, pos, pos + size + longest)
-            if match is not None:
-                stop = match[0][1]
-            elif buf.startswith(self.literal, pos) and ends_inside(self._prefix, buf, pos + size, longest):
-                stop = end
-            else:
-                continue
-            out.append(Span(pos + 1, stop, rule.rank, rule.number, rule.rule_id))
+        pos = 0
+        while True:
+            match = self._re.search(buf, pos)
+            at = match[0][0] if match is not None else end
+            for hit in cut_hits(buf, self.literal, pos, at, size + longest):
+                if self._digits_before(buf, hit) and ends_inside(self._prefix, buf, hit + size, longest):
+                    out.append(Span(hit + 1, end, rule.rank, rule.number, rule.rule_id))
+                    return
+            if match is None:
+                return
+            pos = at + 1
+            if self._digits_before(buf, at):
+                out.append(Span(at + 1, match[0][1], rule.rank, rule.number, rule.rule_id))
+                pos = match[0][1]
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
@@ -671,7 +735,11 @@ class Base64Pem:
         """The run the scan shares between hits inside one run."""
         return (self._body,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The literal (the decoding check is in `scan`)."""
+        return [(False, escape(self.literal))]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append every encoded private key."""
         pattern = self._body
         end = len(buf)
@@ -679,8 +747,8 @@ class Base64Pem:
         # The end of the current maximal run, extended only forward, so hits inside one run (whose checks
         # failed) never rescan it.
         run_end = 0
-        for pos in hits:
-            if pos < resume or not buf.startswith(self.literal, pos):
+        for pos in literal_hits(buf, self.literal):
+            if pos < resume:
                 continue
             body = pos + len(self.literal)
             run_end = max(run_end, body)
@@ -725,10 +793,14 @@ class MysqlFlag:
         """The flag and its glued value."""
         return (_MYSQL_VALUE,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The command, in any case, and a ` -p` flag after it."""
+        return [(True, escape(self.literal.lower()) + rb"[^\r\n]{0,%d} -p" % self.window)]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append the glued value of every ` -p` flag in each command's window."""
         resume = 0
-        for pos in hits:
+        for pos in literal_hits(lo, self.literal.lower()):
             start = max(pos + len(self.literal), resume)
             limit = line_end(buf, pos, pos + len(self.literal) + self.window)
             flag = buf.find(b" -p", start, limit)
@@ -759,7 +831,11 @@ class SecretManifest:
         """The indented base64 line."""
         return (_MANIFEST_LINE,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The manifest's kind line."""
+        return [(True, escape(self.literal))]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append the value of every indented base64 line of the text."""
         end = len(lo)
         for match in _MANIFEST_LINE.finditer(lo):

@@ -22,9 +22,19 @@ RE2_MAX_REPEAT = 1000
 # The longest run bound the tail language accepts.
 MAX_RUN_BOUND = 65536
 
-_OPTIONS = re2.Options()
-_OPTIONS.encoding = re2.Options.Encoding.LATIN1
-_OPTIONS.log_errors = False
+
+
+def re2_options(max_mem: int | None = None) -> re2.Options:
+    """Latin-1 (bytes), errors raised rather than logged, and optionally a larger memory budget."""
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.log_errors = False
+    if max_mem is not None:
+        options.max_mem = max_mem
+    return options
+
+
+_OPTIONS = re2_options()
 # The compiled RE2 object is called directly: the public wrapper's generator costs about twice as much per match,
 # and the shape layer makes one match per literal hit.
 _START = re2._re2.RE2.Anchor.ANCHOR_START
