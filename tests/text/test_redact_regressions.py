@@ -29,7 +29,7 @@ FINGERPRINTS = {
     2: "aaa7d654088d19b3d184a8bc9b6c4a6d039498b919b8eac2b4eaff68441508dc",
     # The engine switch to RE2 (docs/decisions.md, "Redaction engine switch"): greedy runs where possessive ones
     # were, RE2's \s (no vertical tab), open runs clamped by length, RE2::Set gate patterns per detector.
-    3: "c93312eb232d4c25fe54c35f46fac6ddb842bdbca0f6b29d6756902e0ebcc5f7",
+    3: "73e6c2ea2808ed2ad5281370c7264f986dd426d5c4ae1d4bd3e27405bb1392db",
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.text.redact_detectors import Base64Pem, Block, MysqlFlag, PuttyBlock, SecretManifest
+from harness.text.redact_detectors import Anchored, Base64Pem, Block, MysqlFlag, PuttyBlock, SecretManifest
 from harness.text.redact_pattern import RE2_MAX_REPEAT, Regex, escape, open_repeat
 from harness.text.redact_rules import CATALOGUE
 
@@ -35,7 +35,11 @@ def test_every_hit_anchored_detector_matches_its_literal_first() -> None:
             if isinstance(detector, gated_only):
                 continue
             anchor = detector.patterns[0]
-            assert anchor.source.startswith(escape(detector.literal)), (rule.rule_id, detector.literal)
+            if isinstance(detector, Anchored):
+                # The fixed-width check before a mid-token anchor leads, then the anchor.
+                assert anchor.source.startswith(b"(?:" + detector.before + b")" + escape(detector.literal))
+            else:
+                assert anchor.source.startswith(escape(detector.literal)), (rule.rule_id, detector.literal)
 
 
 def test_key_patterns_have_no_open_repeat() -> None:

@@ -603,7 +603,10 @@ class PuttyBlock:
 
 @dataclass(frozen=True)
 class Anchored:
-    """A mid-token anchor found by literal search; `before` (fixed width) is checked in code."""
+    """A mid-token anchor: `before` (fixed width), the anchor literal, then the tail, searched as one pattern.
+
+    The token starts `before_width` bytes before the anchor; a cut token's `before` is checked in code.
+    """
 
     literal: bytes
     items: Seq
@@ -615,14 +618,14 @@ class Anchored:
     _max: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", Regex(escape(self.literal) + seq_source(self.items)))
+        object.__setattr__(self, "_re", Regex(b"(?:" + self.before + b")" + escape(self.literal) + seq_source(self.items)))
         object.__setattr__(self, "_before", Regex(self.before))
         object.__setattr__(self, "_prefix", prefix_pattern(self.items))
         object.__setattr__(self, "_max", len(self.literal) + seq_max_len(self.items))
 
     @property
     def patterns(self) -> tuple[Regex, ...]:
-        """The anchor pattern, then the fixed-width check before it."""
+        """The whole-token pattern, then the fixed-width check before the anchor (for cut tokens)."""
         return (self._re, self._before)
 
     def gates(self) -> list[tuple[bool, bytes]]:
@@ -637,22 +640,20 @@ class Anchored:
         """Append the whole token around every anchor whose surroundings fit."""
         end = len(buf)
         size = len(self.literal)
-        pos = resume = 0
+        width = self.before_width
+        pos = 0
         while True:
             match = self._re.search(buf, pos)
-            at = match[0][0] if match is not None else end
-            for hit in cut_hits(buf, self.literal, pos, at, self._max):
-                if self._fits(buf, hit, resume) and ends_inside(self._prefix, buf, hit + size, self._max - size):
-                    out.append(Span(hit - self.before_width, end, rule.rank, rule.number, rule.rule_id))
+            at = match[0][0] + width if match is not None else end
+            for hit in cut_hits(buf, self.literal, pos + width, at, self._max):
+                if self._fits(buf, hit, pos) and ends_inside(self._prefix, buf, hit + size, self._max - size):
+                    out.append(Span(hit - width, end, rule.rank, rule.number, rule.rule_id))
                     return
             if match is None:
                 return
-            if not self._fits(buf, at, resume):
-                pos = at + 1
-                continue
             stop = min(match[0][1], at + self._max)
-            out.append(Span(at - self.before_width, stop, rule.rank, rule.number, rule.rule_id))
-            pos = resume = stop
+            out.append(Span(at - width, stop, rule.rank, rule.number, rule.rule_id))
+            pos = stop
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
