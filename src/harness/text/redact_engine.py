@@ -73,18 +73,19 @@ class ShapeEngine:
         """Every shape span in `buf` (`lo` is `buf.lower()`)."""
         on_lowered = self._lowered.matched(lo)
         on_original = self._original.matched(buf)
-        everything = on_lowered is None or on_original is None
-        present = set() if everything else on_lowered | on_original  # type: ignore[operator]
         out: list[Span] = []
+        detectors = self._detectors
+        if on_lowered is None or on_original is None:
+            for rule, detector in detectors:
+                detector.scan(buf, lo, rule, out)
+            return out
+        present = on_lowered | on_original
         keywords = self._keywords
-        for index, (rule, detector) in enumerate(self._detectors):
-            if not everything:
-                if index not in present:
-                    continue
-                gate = keywords.get(rule.number)
-                if gate is not None and present.isdisjoint(gate):
-                    continue
-            detector.scan(buf, lo, rule, out)
+        for index in sorted(owner for owner in present if owner >= 0):
+            rule, detector = detectors[index]
+            gate = keywords.get(rule.number)
+            if gate is None or not present.isdisjoint(gate):
+                detector.scan(buf, lo, rule, out)
         return out
 
     def describe(self) -> list[dict[str, Any]]:
