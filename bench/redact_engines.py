@@ -190,13 +190,23 @@ def main(argv: list[str]) -> int:
     results = []
     for chunk in (8192,):
         pieces = chunks(text, chunk)
-        base = _baseline_mbps(pieces)
         encoded = [piece.encode() for piece in pieces]
-        for name, engine in engines.items():
-            # detect-secrets is slow per line: a tenth of the pieces (at least 8) gives its rate.
-            sample = encoded[: max(8, len(encoded) // 10)] if name == "detect-secrets" else encoded
-            with default_settings():
-                mbps = max(_mbps(engine, sample) for _ in range(1 if name == "detect-secrets" else 3))
+        # The machine is shared: rounds interleave the engines and the baseline over slices of the corpus, so a
+        # burst of load hits them alike, and each keeps its best round.
+        rounds = 1 if args.quick else 5
+        best = {name: 0.0 for name in ["baseline", *engines]}
+        with default_settings():
+            for round_index in range(rounds):
+                part = slice(round_index * len(pieces) // rounds, (round_index + 1) * len(pieces) // rounds)
+                best["baseline"] = max(best["baseline"], _baseline_mbps(pieces[part]))
+                for name, engine in engines.items():
+                    sample = encoded[part]
+                    if name == "detect-secrets":  # slow per line: a tenth of the slice gives its rate
+                        sample = sample[: max(2, len(sample) // 10)]
+                    best[name] = max(best[name], _mbps(engine, sample))
+        base = best["baseline"]
+        for name in engines:
+            mbps = best[name]
             results.append(row(f"{name}: mixed tool output, {chunk // 1024} KiB chunks", mbps, "MB/s", target=">= 50",
                                meets_target=mbps >= 50, baseline=base, ratio=mbps / base))
 
