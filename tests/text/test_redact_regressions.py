@@ -27,9 +27,11 @@ FINGERPRINTS = {
     # last_eight, changed;
     # item 3: escaped views (JSON string levels, percent-encoding) and the Kerberos TGS tail fixed.
     2: "aaa7d654088d19b3d184a8bc9b6c4a6d039498b919b8eac2b4eaff68441508dc",
-    # Rules 104-220 (issue 8 coverage): the gitleaks default and detect-secrets families the first catalogue lacked
-    # (prefix tokens and provider-keyword rules), generic quoted-key, setter, XML, directive and flag syntaxes, hashes.
-    3: "66f92a3dac374c7e455a79fe3485e58ba2aa48402c5825977d1d601a3be7c990",
+    # Rules 104-220 (issue 8 coverage: the gitleaks default and detect-secrets families the first catalogue lacked,
+    # generic quoted-key, setter, XML, directive and flag syntaxes, hashes) and the engine switch to RE2
+    # (docs/decisions.md, "Redaction engine switch"): greedy runs where possessive ones were, RE2's \s (no
+    # vertical tab), open runs clamped by length, RE2::Set gate patterns per detector.
+    3: "5ffcda24d9172b4ab258f45b9e09fe6dcd25ba087c0f5cbc5f1d9e4de888c4eb",
 }
 
 

@@ -1,25 +1,15 @@
-"""The shape engine's structural rules (docs/ledger.md §6.5), checked on every pattern through `re._parser`."""
+"""The shape engine's structural rules (docs/redaction.md): every pattern runs on RE2, anchored on its literal."""
 
 from __future__ import annotations
 
-import re
-import re._constants as C  # noqa: N812 - the parser's opcode names
-import re._parser as sre_parse
-
 import pytest
 
-from harness.text.redact_detectors import Block, MysqlFlag, PuttyBlock, SecretManifest
+from harness.text.redact_detectors import Anchored, Base64Pem, Block, MysqlFlag, PuttyBlock, SecretManifest
+from harness.text.redact_pattern import RE2_MAX_REPEAT, Regex, escape, open_repeat
 from harness.text.redact_rules import CATALOGUE
 
-REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
-# Header classes that must backtrack, each bounded per start (docs/ledger.md §6.5): rule 1's header, rule 28's first suffix,
-# rule 62's rest of a command line before its -p / -w option.
-BACKTRACKING = {(1, b"[ A-Z0-9_-]"), (28, b"[a-z0-9_.-]"), (62, rb"[^\r\n]"), (198, b"[a-z0-9_.-]"),
-                (200, b'[^"\'\\r\\n]'), (208, rb"[^\r\n|;&]")}
-BLOCK_BODY_RULES = {5, 25}
 
-
-def _all_patterns() -> list[tuple[int, int, re.Pattern[bytes]]]:
+def _all_patterns() -> list[tuple[int, int, Regex]]:
     """(rule number, index within the detector's patterns, pattern) for every regex the catalogue uses."""
     out = []
     for rule in CATALOGUE:
@@ -30,77 +20,47 @@ def _all_patterns() -> list[tuple[int, int, re.Pattern[bytes]]]:
 
 
 PATTERNS = _all_patterns()
-IDS = [f"{number}-{index}-{pattern.pattern[:24]!r}" for number, index, pattern in PATTERNS]
 
 
-def _walk(tree: sre_parse.SubPattern | list, inside_repeat: bool, found: list[tuple]) -> None:
-    for op, arg in tree:
-        if op in REPEATS:
-            low, high, body = arg
-            found.append((op, low, high, body, inside_repeat))
-            _walk(body, True, found)
-        elif op == C.SUBPATTERN:
-            _walk(arg[3], inside_repeat, found)
-        elif op == C.BRANCH:
-            for branch in arg[1]:
-                _walk(branch, inside_repeat, found)
-        elif op in (C.ASSERT, C.ASSERT_NOT, C.ATOMIC_GROUP):
-            _walk(arg[1] if op != C.ATOMIC_GROUP else arg, inside_repeat, found)
-
-
-def _backtracking_class(pattern: bytes) -> bytes:
-    """The source of the class a non-possessive bounded run repeats, for the allowlist."""
-    match = re.search(rb"(\[[^\]]*\])\{0,(?:20|100)\}(?!\+)", pattern)
-    return match.group(1) if match else b""
-
-
-@pytest.mark.parametrize(("number", "index", "pattern"), PATTERNS, ids=IDS)
-def test_no_nested_repeats_and_all_bounded(number: int, index: int, pattern: re.Pattern[bytes]) -> None:
-    found: list[tuple] = []
-    _walk(sre_parse.parse(pattern.pattern, pattern.flags), False, found)
-    for op, low, high, body, inside in found:
-        assert not inside, "a repeat inside a repeat"
-        assert high != C.MAXREPEAT, "an unbounded repeat"
-        assert high <= (65536 if number in BLOCK_BODY_RULES else 8192), "a repeat over the bound"
-        assert op != C.MIN_REPEAT, "a lazy repeat"
-
-
-@pytest.mark.parametrize(("number", "index", "pattern"), PATTERNS, ids=IDS)
-def test_value_runs_are_possessive(number: int, index: int, pattern: re.Pattern[bytes]) -> None:
-    found: list[tuple] = []
-    _walk(sre_parse.parse(pattern.pattern, pattern.flags), False, found)
-    for op, low, high, body, _ in found:
-        if op == C.MAX_REPEAT and low != high and high > 1:
-            allowed = (number, _backtracking_class(pattern.pattern)) in BACKTRACKING and high <= 100
-            assert allowed, f"a backtracking run {low},{high} outside the allowlist"
-
-
-@pytest.mark.parametrize(("number", "index", "pattern"), [p for p in PATTERNS if p[1] == 0],
-                         ids=[i for i, p in zip(IDS, PATTERNS) if p[1] == 0])
-def test_anchor_patterns_begin_with_a_literal(number: int, index: int, pattern: re.Pattern[bytes]) -> None:
-    tree = sre_parse.parse(pattern.pattern, pattern.flags)
-    assert tree[0][0] == C.LITERAL, "the first element must be a literal, never a class or \\b"
+def test_every_pattern_is_an_re2_pattern() -> None:
+    assert PATTERNS
+    assert all(isinstance(pattern, Regex) for _, _, pattern in PATTERNS)
 
 
 def test_every_hit_anchored_detector_matches_its_literal_first() -> None:
-    # These three only use their literal as a gate and find their own anchors (` -p`, a newline, a header).
-    gated_only = (MysqlFlag, PuttyBlock, SecretManifest)
+    # These only use their literal as a gate and find their own anchors (` -p`, a newline, a header, a run).
+    gated_only = (MysqlFlag, PuttyBlock, SecretManifest, Base64Pem)
     for rule in CATALOGUE:
         for detector in rule.detectors:
             if isinstance(detector, gated_only):
                 continue
             anchor = detector.patterns[0]
-            prefix = bytes(arg for op, arg in _leading_literals(sre_parse.parse(anchor.pattern, anchor.flags)))
-            assert prefix.startswith(detector.literal), (rule.rule_id, detector.literal, prefix)
+            if isinstance(detector, Anchored):
+                # The fixed-width check before a mid-token anchor leads, then the anchor.
+                assert anchor.source.startswith(b"(?:" + detector.before + b")" + escape(detector.literal))
+            else:
+                assert anchor.source.startswith(escape(detector.literal)), (rule.rule_id, detector.literal)
 
 
-def _leading_literals(tree: sre_parse.SubPattern) -> list[tuple[int, int]]:
-    out = []
-    for op, arg in tree:
-        if op != C.LITERAL:
-            break
-        out.append((op, arg))
-    return out
+def test_key_patterns_have_no_open_repeat() -> None:
+    # A key is matched once per literal hit, so each must stop after a bounded number of bytes.
+    for rule in CATALOGUE:
+        for detector in rule.detectors:
+            key = getattr(detector, "key", None)
+            if key is not None:
+                assert not open_repeat(key), rule.rule_id
+
+
+def test_open_repeat_is_seen_outside_classes_and_escapes_only() -> None:
+    assert open_repeat(rb"a*") and open_repeat(rb"(?:ab)+") and open_repeat(rb"x{3,}")
+    assert not open_repeat(rb"[*+]{1,4}") and not open_repeat(rb"\*\+") and not open_repeat(rb"a{3,5}")
+    assert not open_repeat(rb"[^]*+]{2}")
+
+
+def test_re2_refuses_what_it_cannot_run() -> None:
+    for source in (rb"a{1,4}+", rb"a(?=b)", rb"(a)\1", rb"a{0,%d}" % (RE2_MAX_REPEAT + 1)):
+        with pytest.raises(ValueError, match="RE2 cannot run it"):
+            Regex(source)
 
 
 def test_block_rules_use_the_find_based_scanner() -> None:
@@ -108,7 +68,7 @@ def test_block_rules_use_the_find_based_scanner() -> None:
         if rule.number in (1, 2, 3, 4):
             assert all(isinstance(detector, (Block, PuttyBlock)) for detector in rule.detectors), rule.rule_id
             for detector in rule.detectors:
-                source = b"".join(p.pattern for p in detector.patterns)
+                source = b"".join(p.source for p in detector.patterns)
                 assert b"[\\s\\S]*?" not in source and b".*?" not in source
 
 

@@ -1,38 +1,55 @@
-"""Detectors: how one catalogue rule turns the literal hits of the gate pass into spans (docs/ledger.md §6.5).
+"""Detectors: how one catalogue rule finds its spans once the gate pass let it run (docs/ledger.md §6.5).
 
-Every detector is anchored on one literal. At each hit it applies its left check first, then matches
-the rest of its pattern there; on failure the next hit is tried, on success scanning resumes after
-the span. Values ending at the end of input count even when shorter than their minimum.
+Every detector is anchored on one literal, and names the RE2 patterns the gate (redact_engine.py) runs
+for it: a detector runs only on text where one of them matches. It then searches its literal-first
+pattern left to right; where the left check or a stop-list refuses a match the search resumes one byte
+later, after a span it resumes at the span's end. A token or value cut by the end of input counts
+when its prefix pattern matches up to the end (redact_pattern.py).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import re
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.text.redact_pattern import Run, Seq, byte_set, describe_seq, ends_inside, seq_max_len, seq_source
+from harness.text.redact_pattern import (
+    Regex,
+    Run,
+    Seq,
+    Spans,
+    byte_set,
+    describe_seq,
+    escape,
+    prefix_pattern,
+    seq_max_len,
+    seq_source,
+)
 from harness.text.redact_spans import Span
 from harness.text.redact_text import PLACEHOLDER_PREFIX
 
 WHITESPACE = b" \t\n\r\x0b\x0c"
+# A block body's match is clamped to this many bytes.
+BODY_MAX = 65536
 
 # VAL: what a bare value may hold; it ends at whitespace, a quote, a backtick, &, comma, semicolon or \.
 VAL_CLASS = rb"^\s\"'`&,;\\"
 VAL = Run(VAL_CLASS, 1, 4096)
 # QVAL after a kept opening quote: `"` runs to the next unescaped `"`; `\"` (JSON in JSON) and `\\\"` (that
 # JSON echoed inside another JSON string, as in an error document) to the next `\`; `'` to the next `'`.
+# Each is clamped to QVAL_MAX bytes.
 QVAL_SOURCES = {
-    b'"': rb'(?:[^"\\]|\\[\x00-\xff]){0,8192}+',
-    b'\\"': rb"[^\\]{0,8192}+",
-    b'\\\\\\"': rb"[^\\]{0,8192}+",
-    b"\\'": rb"[^\\]{0,8192}+",
-    b"'": rb"[^']{0,8192}+",
+    b'"': rb'(?:[^"\\]|\\[\x00-\xff])*',
+    b'\\"': rb"[^\\]*",
+    b'\\\\\\"': rb"[^\\]*",
+    b"\\'": rb"[^\\]*",
+    b"'": rb"[^']*",
 }
-_QVAL = {quote: re.compile(source) for quote, source in QVAL_SOURCES.items()}
+QVAL_MAX = 8192
+_QVAL = {quote: Regex(source) for quote, source in QVAL_SOURCES.items()}
 
 STOP_WORDS = (b"null", b"none", b"nil", b"true", b"false", b"undefined")
 KEY_STOP_SUFFIXES = (
@@ -40,7 +57,6 @@ KEY_STOP_SUFFIXES = (
     b"name", b"id", b"format", b"policy", b"expiry", b"expires_in", b"ttl", b"usage", b"hint", b"field", b"izer",
     b"arn", b"scope", b"scopes", b"last_eight", b"changed",
 )
-_ALL_DIGITS = re.compile(rb"[0-9]+")
 _LETTERS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
@@ -53,18 +69,32 @@ class RuleRef(Protocol):
 
 
 class Detector(Protocol):
-    """Finds spans for one rule at the hits of one literal."""
+    """Finds spans for one rule, anchored on one literal."""
 
     literal: bytes
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """Every regex used: first the literal-first pattern matched at hits, then continuations."""
         ...
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None: ...
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The gate patterns, each with whether it runs on the lowered copy: one must match for `scan` to run."""
+        ...
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None: ...
 
     def describe(self) -> dict[str, Any]: ...
+
+
+def literal_hits(text: bytes, literal: bytes, start: int = 0) -> list[int]:
+    """Every position at or after `start` where `literal` occurs (overlapping)."""
+    out = []
+    pos = text.find(literal, start)
+    while pos >= 0:
+        out.append(pos)
+        pos = text.find(literal, pos + 1)
+    return out
 
 
 def key_stopped(suffix: bytes) -> bool:
@@ -92,7 +122,7 @@ def value_stopped(value: bytes, keyword: bytes) -> bool:
         return True
     if not value.strip(b"*") or not value.strip(b"xX"):
         return True
-    return keyword.lower().endswith(b"token") and _ALL_DIGITS.fullmatch(value) is not None
+    return keyword.lower().endswith(b"token") and value.isdigit()
 
 
 def trim_block(buf: bytes, start: int, end: int) -> tuple[int, int]:
@@ -178,6 +208,32 @@ class Left:
 NO_LEFT = Left()
 
 
+def ends_inside(prefix: Regex | None, buf: bytes, pos: int, longest: int) -> bool:
+    """Whether input ends inside a pattern whose prefix pattern is `prefix`, from `pos` (at least one byte there)."""
+    end = len(buf)
+    return prefix is not None and pos < end and end - pos <= longest and prefix.fullmatch(buf, pos)
+
+
+def cut_gate(literal: bytes, prefix: Regex | None) -> list[tuple[bool, bytes]]:
+    """The gate pattern of a token cut by the end of input: its literal, then its prefix pattern up to the end."""
+    return [(False, escape(literal) + prefix.source + rb"\z")] if prefix is not None else []
+
+
+def cut_hits(buf: bytes, literal: bytes, low: int, high: int, longest: int) -> list[int]:
+    """The hits of `literal` in [low, high) that are close enough to the end of input to start a cut token."""
+    start = max(low, len(buf) - longest)
+    if start >= high:
+        return []
+    hits = literal_hits(buf, literal, start)
+    return hits[: bisect_left(hits, high)]
+
+
+def group(text: bytes, spans: Spans, index: int) -> bytes:
+    """The text of one group of a match (empty when the group took no part)."""
+    start, stop = spans[index]
+    return text[start:stop] if start >= 0 else b""
+
+
 # --- values -----------------------------------------------------------------------------------------
 
 
@@ -185,7 +241,7 @@ class Value(Protocol):
     """Where the replaced value of a context rule starts and ends, given its start and kept quote."""
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]: ...
+    def patterns(self) -> tuple[Regex, ...]: ...
 
     def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None: ...
 
@@ -199,27 +255,29 @@ class Segs:
     items: Seq
     partial_from: int = 0
     follow: bytes | None = None
-    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _re: Regex = field(init=False, repr=False, compare=False)
     _max: int = field(init=False, repr=False, compare=False)
+    _prefix: Regex | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", re.compile(seq_source(self.items)))
+        object.__setattr__(self, "_re", Regex(seq_source(self.items)))
         object.__setattr__(self, "_max", seq_max_len(self.items))
+        object.__setattr__(self, "_prefix", prefix_pattern(self.items, self.partial_from))
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """The value run."""
         return (self._re,)
 
     def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None:
         """The value run at `start`, or the rest of the input when input ends inside it."""
-        match = self._re.match(text, start)
+        match = self._re.match(text, start, start + self._max)
         if match is not None:
-            stop = match.end()
+            stop = match[0][1]
             if self.follow is None or stop == len(text) or text[stop] in self.follow:
                 return start, stop
             return None
-        if len(text) - start <= self._max and ends_inside(text, start, self.items, self.partial_from):
+        if ends_inside(self._prefix, text, start, self._max):
             return start, len(text)
         return None
 
@@ -240,14 +298,15 @@ class Quoted:
     bare: Segs | None
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """The QVAL runs and the bare value's."""
         return (*_QVAL.values(), *(self.bare.patterns if self.bare else ()))
 
     def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None:
         """QVAL bounds by quote kind, or the bare value's."""
         if quote:
-            stop = _QVAL[quote].match(text, start).end()  # type: ignore[union-attr]
+            match = _QVAL[quote].match(text, start, start + QVAL_MAX)
+            stop = match[0][1] if match else start
             return (start, stop) if stop > start else None
         if self.bare is None:
             return None
@@ -255,12 +314,13 @@ class Quoted:
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
-        return {"qval": {k.decode(): v.decode("latin-1") for k, v in QVAL_SOURCES.items()},
+        return {"qval": {k.decode(): v.decode("latin-1") for k, v in QVAL_SOURCES.items()}, "qval_max": QVAL_MAX,
                 "bare": self.bare.describe() if self.bare else None}
 
 
-_DSN_BARE = re.compile(rb"[^;&\"'\r\n\\]{1,1024}+")
-_DSN_QUOTED = re.compile(rb"(?:[^'\\]|\\[\x00-\xff]){1,1024}+")
+_DSN_BARE = Regex(rb"[^;&\"'\r\n\\]+")
+_DSN_QUOTED = Regex(rb"(?:[^'\\]|\\[\x00-\xff])+")
+DSN_MAX = 1024
 
 
 @dataclass(frozen=True)
@@ -268,49 +328,49 @@ class DsnValue:
     """A connection-string value: to `;`, `&`, a quote, a newline, `\\` or end; a libpq `'…'` to its quote."""
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """The bare and libpq-quoted runs."""
         return (_DSN_BARE, _DSN_QUOTED)
 
     def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None:
         """The value inside libpq quotes, else the bare run."""
         if text[start : start + 1] == b"'":
-            match = _DSN_QUOTED.match(text, start + 1)
-            return (start + 1, match.end()) if match else None
-        match = _DSN_BARE.match(text, start)
-        return (start, match.end()) if match else None
+            match = _DSN_QUOTED.match(text, start + 1, start + 1 + DSN_MAX)
+            return (start + 1, match[0][1]) if match else None
+        match = _DSN_BARE.match(text, start, start + DSN_MAX)
+        return (start, match[0][1]) if match else None
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
-        return {"bare": _DSN_BARE.pattern.decode("latin-1"), "libpq": _DSN_QUOTED.pattern.decode("latin-1")}
+        return {"bare": _DSN_BARE.source.decode("latin-1"), "libpq": _DSN_QUOTED.source.decode("latin-1"), "max": DSN_MAX}
 
 
 @dataclass(frozen=True)
 class Body:
-    """A block body given as one possessive repeat; surrounding line breaks stay outside the placeholder."""
+    """A block body given as one regex, clamped to BODY_MAX bytes; surrounding line breaks stay outside the placeholder."""
 
     source: bytes
-    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _re: Regex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", re.compile(self.source))
+        object.__setattr__(self, "_re", Regex(self.source))
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """The body repeat."""
         return (self._re,)
 
     def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None:
         """The trimmed body run."""
-        match = self._re.match(text, start)
+        match = self._re.match(text, start, start + BODY_MAX)
         if match is None:
             return None
-        vstart, vend = trim_block(text, start, match.end())
+        vstart, vend = trim_block(text, start, match[0][1])
         return (vstart, vend) if vend > vstart else None
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
-        return {"body": self.source.decode("latin-1")}
+        return {"body": self.source.decode("latin-1"), "max": BODY_MAX}
 
 
 # --- detectors ----------------------------------------------------------------------------------------
@@ -324,47 +384,52 @@ class Token:
     items: Seq
     left: Left = NO_LEFT
     right_reject: bytes | None = None
-    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _re: Regex = field(init=False, repr=False, compare=False)
+    _prefix: Regex | None = field(init=False, repr=False, compare=False)
     _max: int = field(init=False, repr=False, compare=False)
     _right: frozenset[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + seq_source(self.items)))
+        object.__setattr__(self, "_re", Regex(escape(self.literal) + seq_source(self.items)))
+        object.__setattr__(self, "_prefix", prefix_pattern(self.items))
         object.__setattr__(self, "_max", len(self.literal) + seq_max_len(self.items))
         object.__setattr__(self, "_right", byte_set(self.right_reject) if self.right_reject else frozenset())
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
-        """The reference pattern."""
+    def patterns(self) -> tuple[Regex, ...]:
+        """The token pattern."""
         return (self._re,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
-        """Append a span for every token found at a hit."""
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The token, or its cut form at the end of input."""
+        return [(False, self._re.source), *cut_gate(self.literal, self._prefix)]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
+        """Append a span for every token, left to right; a token cut by the end of input reaches the end."""
         end = len(buf)
-        resume = 0
         left = self.left.table
-        for pos in hits:
-            if pos < resume or (pos and not left[buf[pos - 1]]):
+        size = len(self.literal)
+        pos = 0
+        while True:
+            match = self._re.search(buf, pos)
+            start = match[0][0] if match is not None else end
+            for hit in cut_hits(buf, self.literal, pos, start, self._max):
+                if (not hit or left[buf[hit - 1]]) and ends_inside(self._prefix, buf, hit + size, self._max - size):
+                    out.append(Span(hit, end, rule.rank, rule.number, rule.rule_id))
+                    return
+            if match is None:
+                return
+            stop = min(match[0][1], start + self._max)
+            if (start and not left[buf[start - 1]]) or (stop < end and buf[stop] in self._right):
+                pos = start + 1
                 continue
-            match = self._re.match(buf, pos)
-            if match is not None:
-                stop = match.end()
-                if stop < end and buf[stop] in self._right:
-                    continue
-            elif (
-                end - pos <= self._max
-                and buf.startswith(self.literal, pos)
-                and ends_inside(buf, pos + len(self.literal), self.items)
-            ):
-                stop = end
-            else:
-                continue
-            out.append(Span(pos, stop, rule.rank, rule.number, rule.rule_id))
-            resume = stop
+            out.append(Span(start, stop, rule.rank, rule.number, rule.rule_id))
+            pos = stop
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
-        out: dict[str, Any] = {"kind": "token", "pattern": self._re.pattern.decode("latin-1"), "left": self.left.describe()}
+        out: dict[str, Any] = {"kind": "token", "literal": self.literal.decode("latin-1"),
+                               "tail": describe_seq(self.items), "left": self.left.describe()}
         if self.right_reject:
             out["right_reject"] = self.right_reject.decode("latin-1")
         return out
@@ -385,35 +450,41 @@ class KeyValue:
     original: bool = False
     stops: bool = False
     check: Check | None = None
-    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _re: Regex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + self.key))
+        object.__setattr__(self, "_re", Regex(escape(self.literal) + self.key))
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """The key pattern, then the value's."""
         return (self._re, *self.value.patterns)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
-        """Append a value span for every key found at a hit."""
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The key pattern."""
+        return [(not self.original, self._re.source)]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
+        """Append a value span for every key, left to right."""
         text = buf if self.original else lo
         groups = self._re.groupindex
-        has_quote, has_keyword, has_suffix = "q" in groups, "kw" in groups, "sfx" in groups
+        quote_at, keyword_at, suffix_at = groups.get("q"), groups.get("kw"), groups.get("sfx")
         end = len(text)
-        resume = 0
         left = self.left.table
-        for pos in hits:
-            if pos < resume or (pos and not left[text[pos - 1]]):
-                continue
-            match = self._re.match(text, pos)
+        pos = 0
+        while True:
+            match = self._re.search(text, pos)
             if match is None:
+                return
+            at = match[0][0]
+            pos = at + 1
+            if at and not left[text[at - 1]]:
                 continue
-            start = match.end()
-            quote = match.group("q") if has_quote else b""
-            keyword = match.group("kw") if has_keyword else self.literal
+            start = match[0][1]
+            quote = group(text, match, quote_at) if quote_at is not None else b""
+            keyword = group(text, match, keyword_at) if keyword_at is not None else self.literal
             if self.stops:
-                if has_suffix and key_stopped(match.group("sfx")):
+                if suffix_at is not None and key_stopped(group(text, match, suffix_at)):
                     continue
                 if value_stopped_early(text, start, keyword):
                     continue
@@ -426,14 +497,14 @@ class KeyValue:
             if self.check is not None and not self.check.test(buf, vstart, vend, vend == end):
                 continue
             out.append(Span(vstart, vend, rule.rank, rule.number, rule.rule_id))
-            resume = vend
+            pos = max(vend, pos)
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
         return {
             "kind": "key_value",
             "on": "original" if self.original else "lowered",
-            "key": self._re.pattern.decode("latin-1"),
+            "key": self._re.source.decode("latin-1"),
             "value": self.value.describe(),
             "left": self.left.describe(),
             "stop_lists": self.stops,
@@ -448,39 +519,42 @@ class Block:
     literal: bytes
     header: bytes
     end_literal: bytes
-    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _re: Regex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + self.header))
+        object.__setattr__(self, "_re", Regex(escape(self.literal) + self.header))
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """The header pattern (the end line is found with bytes.find)."""
         return (self._re,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
-        """Append the body span of every block found at a hit."""
-        resume = 0
-        for pos in hits:
-            if pos < resume:
-                continue
-            match = self._re.match(buf, pos)
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The header."""
+        return [(False, self._re.source)]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
+        """Append the body span of every block, left to right."""
+        pos = 0
+        while True:
+            match = self._re.search(buf, pos)
             if match is None:
-                continue
-            stop = buf.find(self.end_literal, match.end())
+                return
+            body = match[0][1]
+            stop = buf.find(self.end_literal, body)
             if stop < 0:
                 stop = len(buf)
-            start, end = trim_block(buf, match.end(), stop)
+            start, end = trim_block(buf, body, stop)
             if end > start:
                 out.append(Span(start, end, rule.rank, rule.number, rule.rule_id))
-            resume = stop
+            pos = max(stop, match[0][0] + 1)
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
-        return {"kind": "block", "header": self._re.pattern.decode("latin-1"), "end": self.end_literal.decode()}
+        return {"kind": "block", "header": self._re.source.decode("latin-1"), "end": self.end_literal.decode()}
 
 
-_PUTTY_HEADER = re.compile(rb"PuTTY-User-Key-File-[23]:")
+_PUTTY_HEADER = Regex(rb"PuTTY-User-Key-File-[23]:")
 _LINE_ENDS = (b"\n", b"\r", b"\\n", b"\\r")
 
 
@@ -499,17 +573,19 @@ class PuttyBlock:
     mac: bytes = b"Private-MAC:"
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """The header gate (the private part is found with bytes.find)."""
         return (_PUTTY_HEADER,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The header (the private part follows it)."""
+        return [(False, _PUTTY_HEADER.source)]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append the private part of each key file in a text that carries a PuTTY header."""
-        if _PUTTY_HEADER.search(buf) is None:
-            return
         resume = 0
-        for pos in hits:
-            if pos < resume or not buf.startswith(self.literal, pos):
+        for pos in literal_hits(buf, self.literal):
+            if pos < resume:
                 continue
             body = pos + len(self.literal)
             mac = buf.find(self.mac, body)
@@ -521,55 +597,68 @@ class PuttyBlock:
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
-        return {"kind": "putty", "gate": _PUTTY_HEADER.pattern.decode(), "start": self.literal.decode(),
+        return {"kind": "putty", "gate": _PUTTY_HEADER.source.decode(), "start": self.literal.decode(),
                 "through_line": self.mac.decode()}
 
 
 @dataclass(frozen=True)
 class Anchored:
-    """A mid-token anchor found by literal search; `before` (fixed width) is checked in code."""
+    """A mid-token anchor: `before` (fixed width), the anchor literal, then the tail, searched as one pattern.
+
+    The token starts `before_width` bytes before the anchor; a cut token's `before` is checked in code.
+    """
 
     literal: bytes
     items: Seq
     before: bytes
     before_width: int
-    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
-    _before: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _re: Regex = field(init=False, repr=False, compare=False)
+    _before: Regex = field(init=False, repr=False, compare=False)
+    _prefix: Regex | None = field(init=False, repr=False, compare=False)
     _max: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + seq_source(self.items)))
-        object.__setattr__(self, "_before", re.compile(self.before))
+        object.__setattr__(self, "_re", Regex(b"(?:" + self.before + b")" + escape(self.literal) + seq_source(self.items)))
+        object.__setattr__(self, "_before", Regex(self.before))
+        object.__setattr__(self, "_prefix", prefix_pattern(self.items))
         object.__setattr__(self, "_max", len(self.literal) + seq_max_len(self.items))
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
-        """The anchor pattern, then the fixed-width check before it."""
+    def patterns(self) -> tuple[Regex, ...]:
+        """The whole-token pattern, then the fixed-width check before the anchor (for cut tokens)."""
         return (self._re, self._before)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The anchor and its tail, or its cut form at the end of input (`before` is checked in `scan`)."""
+        return [(False, self._re.source), *cut_gate(self.literal, self._prefix)]
+
+    def _fits(self, buf: bytes, pos: int, resume: int) -> bool:
+        start = pos - self.before_width
+        return start >= resume and self._before.fullmatch(buf, start, pos)
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append the whole token around every anchor whose surroundings fit."""
         end = len(buf)
-        resume = 0
-        for pos in hits:
-            start = pos - self.before_width
-            if start < resume or not self._before.fullmatch(buf, start, pos):
-                continue
-            match = self._re.match(buf, pos)
-            if match is not None:
-                stop = match.end()
-            elif end - pos <= self._max and buf.startswith(self.literal, pos) and ends_inside(
-                buf, pos + len(self.literal), self.items
-            ):
-                stop = end
-            else:
-                continue
-            out.append(Span(start, stop, rule.rank, rule.number, rule.rule_id))
-            resume = stop
+        size = len(self.literal)
+        width = self.before_width
+        pos = 0
+        while True:
+            match = self._re.search(buf, pos)
+            at = match[0][0] + width if match is not None else end
+            for hit in cut_hits(buf, self.literal, pos + width, at, self._max):
+                if self._fits(buf, hit, pos) and ends_inside(self._prefix, buf, hit + size, self._max - size):
+                    out.append(Span(hit - width, end, rule.rank, rule.number, rule.rule_id))
+                    return
+            if match is None:
+                return
+            stop = min(match[0][1], at + self._max)
+            out.append(Span(at - width, stop, rule.rank, rule.number, rule.rule_id))
+            pos = stop
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
-        return {"kind": "anchored", "before": self.before.decode(), "anchor": self._re.pattern.decode("latin-1")}
+        return {"kind": "anchored", "before": self.before.decode(), "anchor": self.literal.decode("latin-1"),
+                "tail": describe_seq(self.items)}
 
 
 @dataclass(frozen=True)
@@ -579,40 +668,47 @@ class BotToken:
     literal: bytes = b":A"
     items: Seq = (Run(b"A-Za-z0-9_-", 34, 34),)
     digits: tuple[int, int] = (8, 10)
-    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _re: Regex = field(init=False, repr=False, compare=False)
+    _prefix: Regex | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + seq_source(self.items)))
+        object.__setattr__(self, "_re", Regex(escape(self.literal) + seq_source(self.items)))
+        object.__setattr__(self, "_prefix", prefix_pattern(self.items))
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """The anchor pattern (the digits before it are counted in code)."""
         return (self._re,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
-        """Append the part after `:` of every bot token."""
-        pattern = self._re
-        end = len(buf)
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The anchor and what follows it, or its cut form at the end of input."""
+        return [(False, self._re.source), *cut_gate(self.literal, self._prefix)]
+
+    def _digits_before(self, buf: bytes, pos: int) -> bool:
         fewest, most = self.digits
-        longest = len(self.literal) + seq_max_len(self.items)
-        for pos in hits:
-            # One byte more than allowed is looked at, so that a longer digit run is refused.
-            before = buf[max(0, pos - most - 1) : pos]
-            count = len(before) - len(before.rstrip(b"0123456789"))
-            if not fewest <= count <= most:
-                continue
-            match = pattern.match(buf, pos)
-            if match is not None:
-                stop = match.end()
-            elif (
-                end - pos <= longest
-                and buf.startswith(self.literal, pos)
-                and ends_inside(buf, pos + len(self.literal), self.items)
-            ):
-                stop = end
-            else:
-                continue
-            out.append(Span(pos + 1, stop, rule.rank, rule.number, rule.rule_id))
+        # One byte more than allowed is looked at, so that a longer digit run is refused.
+        before = buf[max(0, pos - most - 1) : pos]
+        return fewest <= len(before) - len(before.rstrip(b"0123456789")) <= most
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
+        """Append the part after `:` of every bot token."""
+        end = len(buf)
+        size = len(self.literal)
+        longest = seq_max_len(self.items)
+        pos = 0
+        while True:
+            match = self._re.search(buf, pos)
+            at = match[0][0] if match is not None else end
+            for hit in cut_hits(buf, self.literal, pos, at, size + longest):
+                if self._digits_before(buf, hit) and ends_inside(self._prefix, buf, hit + size, longest):
+                    out.append(Span(hit + 1, end, rule.rank, rule.number, rule.rule_id))
+                    return
+            if match is None:
+                return
+            pos = at + 1
+            if self._digits_before(buf, at):
+                out.append(Span(at + 1, match[0][1], rule.rank, rule.number, rule.rule_id))
+                pos = match[0][1]
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
@@ -630,19 +726,21 @@ class Base64Pem:
     literal: bytes = b"LS0tLS1CRUdJTi"
     run: Run = Run(b"A-Za-z0-9+/=", 16, 65536)
     checked: int = 96
-    _re: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
-    _body: re.Pattern[bytes] = field(init=False, repr=False, compare=False)
+    _body: Regex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", re.compile(re.escape(self.literal) + seq_source((self.run,))))
-        object.__setattr__(self, "_body", re.compile(b"[" + self.run.cls + b"]{0,%d}+" % self.run.hi))
+        object.__setattr__(self, "_body", Regex(b"[" + self.run.cls + b"]*"))
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
-        """The reference pattern, then the run the scan shares between hits inside one run."""
-        return (self._re, self._body)
+    def patterns(self) -> tuple[Regex, ...]:
+        """The run the scan shares between hits inside one run."""
+        return (self._body,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The literal (the decoding check is in `scan`)."""
+        return [(False, escape(self.literal))]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append every encoded private key."""
         pattern = self._body
         end = len(buf)
@@ -650,16 +748,13 @@ class Base64Pem:
         # The end of the current maximal run, extended only forward, so hits inside one run (whose checks
         # failed) never rescan it.
         run_end = 0
-        for pos in hits:
-            if pos < resume or not buf.startswith(self.literal, pos):
+        for pos in literal_hits(buf, self.literal):
+            if pos < resume:
                 continue
             body = pos + len(self.literal)
             run_end = max(run_end, body)
-            while run_end - body < self.run.hi:
-                extended = pattern.match(buf, run_end).end()  # type: ignore[union-attr]
-                if extended == run_end:
-                    break
-                run_end = extended
+            if run_end - body < self.run.hi:
+                run_end = pattern.match(buf, run_end, body + self.run.hi)[0][1]  # type: ignore[index]
             stop = min(run_end, body + self.run.hi)
             at_end = stop == end and stop > body
             if not at_end and (stop - body < self.run.lo or not self._is_private(buf[pos : min(stop, pos + self.checked)])):
@@ -678,12 +773,13 @@ class Base64Pem:
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
-        return {"kind": "base64_pem", "pattern": self._re.pattern.decode(),
+        return {"kind": "base64_pem", "literal": self.literal.decode(),
+                "run": describe_seq((self.run,)),
                 "check": f"the run's first {self.checked} bytes decode (strict base64) to one of "
                          f"{[w.decode() for w in _PEM_HEADER_WORDS]}, or the run reaches end of input"}
 
 
-_MYSQL_VALUE = re.compile(rb" -p[^\s\"'\\]{1,256}+")
+_MYSQL_VALUE = Regex(rb" -p[^\s\"'\\]{1,256}")
 
 
 @dataclass(frozen=True)
@@ -694,31 +790,35 @@ class MysqlFlag:
     window: int = 200
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """The flag and its glued value."""
         return (_MYSQL_VALUE,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The command, in any case, and a ` -p` flag after it."""
+        return [(True, escape(self.literal.lower()) + rb"[^\r\n]{0,%d} -p" % self.window)]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append the glued value of every ` -p` flag in each command's window."""
         resume = 0
-        for pos in hits:
+        for pos in literal_hits(lo, self.literal.lower()):
             start = max(pos + len(self.literal), resume)
             limit = line_end(buf, pos, pos + len(self.literal) + self.window)
             flag = buf.find(b" -p", start, limit)
             while flag >= 0:
                 match = _MYSQL_VALUE.match(buf, flag)
                 if match is not None:
-                    out.append(Span(flag + 3, match.end(), rule.rank, rule.number, rule.rule_id))
-                    resume = match.end()
+                    out.append(Span(flag + 3, match[0][1], rule.rank, rule.number, rule.rule_id))
+                    resume = match[0][1]
                 flag = buf.find(b" -p", flag + 3, limit)
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
         return {"kind": "mysql", "command": self.literal.decode(), "window": self.window,
-                "value": _MYSQL_VALUE.pattern.decode("latin-1")}
+                "value": _MYSQL_VALUE.source.decode("latin-1")}
 
 
-_MANIFEST_LINE = re.compile(rb"\n[ \t]{1,64}+[a-z0-9_.-]{1,253}+:[ \t]{1,8}+([a-z0-9+/]{8,8192}+={0,2}+)[ \t]{0,64}+")
+_MANIFEST_LINE = Regex(rb"\n[ \t]{1,64}[a-z0-9_.-]{1,253}:[ \t]{1,8}([a-z0-9+/]{8,}={0,2})[ \t]{0,64}")
 
 
 @dataclass(frozen=True)
@@ -728,18 +828,22 @@ class SecretManifest:
     literal: bytes = b"kind: secret"
 
     @property
-    def patterns(self) -> tuple[re.Pattern[bytes], ...]:
+    def patterns(self) -> tuple[Regex, ...]:
         """The indented base64 line."""
         return (_MANIFEST_LINE,)
 
-    def scan(self, buf: bytes, lo: bytes, hits: list[int], rule: RuleRef, out: list[Span]) -> None:
+    def gates(self) -> list[tuple[bool, bytes]]:
+        """The manifest's kind line."""
+        return [(True, escape(self.literal))]
+
+    def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append the value of every indented base64 line of the text."""
         end = len(lo)
         for match in _MANIFEST_LINE.finditer(lo):
-            stop = match.end()
+            stop = match[0][1]
             if stop == end or lo[stop] in b"\r\n":
-                out.append(Span(match.start(1), match.end(1), rule.rank, rule.number, rule.rule_id))
+                out.append(Span(match[1][0], match[1][1], rule.rank, rule.number, rule.rule_id))
 
     def describe(self) -> dict[str, Any]:
         """Canonical form for the fingerprint."""
-        return {"kind": "manifest", "gate": self.literal.decode(), "line": _MANIFEST_LINE.pattern.decode("latin-1")}
+        return {"kind": "manifest", "gate": self.literal.decode(), "line": _MANIFEST_LINE.source.decode("latin-1")}

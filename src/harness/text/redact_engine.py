@@ -1,56 +1,91 @@
-"""Layer (b) of the redactor: one Aho-Corasick pass over the lowered copy gates and anchors every rule."""
+"""Layer (b) of the redactor: one RE2::Set pass per text copy gates every rule (docs/decisions.md, "Redaction engine").
+
+Each detector names its gate patterns (its literal-first pattern, its cut form at the end of input, or
+its literal); a detector runs only on text where one of them matches, and a rule with keywords only
+where one of its keywords occurs. A Set can fail (RE2 stops a DFA that runs out of memory, and the
+binding then reports no match); each Set therefore holds a pattern that matches every text at its
+end, and a pass that does not report it runs every rule, so a failed gate costs time, never a secret.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-import ahocorasick_rs
+import re2
 
+from harness.text.redact_pattern import escape, re2_options
 from harness.text.redact_rules import CATALOGUE, Rule, expand_example
 from harness.text.redact_spans import CLASS_NAMES, Span
 
+# The DFA budget of each gate Set: generous, so that a failed pass (handled above) stays the exception.
+GATE_MAX_MEM = 256 << 20
+_SENTINEL = rb"\z"
+
+
+class _Gate:
+    """One RE2::Set over one text copy; `owners[i]` is what pattern i stands for (a detector index or a rule's keyword)."""
+
+    __slots__ = ("_set", "owners")
+
+    def __init__(self, entries: list[tuple[bytes, int]]) -> None:
+        self._set = re2.Set.SearchSet(re2_options(GATE_MAX_MEM))
+        self.owners: list[int] = []
+        self._set.Add(_SENTINEL)
+        for source, owner in entries:
+            self._set.Add(source)
+            self.owners.append(owner)
+        self._set.Compile()
+
+    def matched(self, text: bytes) -> set[int] | None:
+        """The owners of every pattern that matches `text`; None when the pass failed (everything must run)."""
+        found = self._set.Match(text) or ()
+        if 0 not in found:
+            return None
+        owners = self.owners
+        return {owners[index - 1] for index in found if index}
+
 
 class ShapeEngine:
-    """Runs the catalogue: each detector sees only the hits of its own literal, each rule only if gated in."""
+    """Runs the catalogue: each detector only where its gate matched, each rule only if its keywords let it."""
 
-    __slots__ = ("_automaton", "_gates", "_owners", "rules")
+    __slots__ = ("_detectors", "_keywords", "_lowered", "_original", "rules")
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.rules = rules
-        index: dict[bytes, int] = {}
-        owners: list[list[tuple[Rule, Any]]] = []
-
-        def slot(literal: bytes) -> int:
-            literal = literal.lower()
-            if literal not in index:
-                index[literal] = len(owners)
-                owners.append([])
-            return index[literal]
-
-        for rule in rules:
-            for detector in rule.detectors:
-                owners[slot(detector.literal)].append((rule, detector))
-        self._gates = {rule.number: frozenset(slot(gate) for gate in rule.gates) for rule in rules if rule.gates}
-        self._owners = tuple(tuple(entries) for entries in owners)
-        self._automaton = ahocorasick_rs.BytesAhoCorasick(list(index))
+        self._detectors = tuple((rule, detector) for rule in rules for detector in rule.detectors)
+        lowered: list[tuple[bytes, int]] = []
+        original: list[tuple[bytes, int]] = []
+        for index, (_, detector) in enumerate(self._detectors):
+            for on_lowered, source in detector.gates():
+                (lowered if on_lowered else original).append((source, index))
+        # Keyword gates are owned by negative numbers: -1 - (the rule's position in `rules`).
+        keywords: dict[int, frozenset[int]] = {}
+        for position, rule in enumerate(rules):
+            if rule.gates:
+                owner = -1 - position
+                lowered.extend((escape(keyword), owner) for keyword in rule.gates)
+                keywords[rule.number] = frozenset((owner,))
+        self._keywords = keywords
+        self._lowered = _Gate(lowered)
+        self._original = _Gate(original)
 
     def spans(self, buf: bytes, lo: bytes) -> list[Span]:
         """Every shape span in `buf` (`lo` is `buf.lower()`)."""
-        positions: dict[int, list[int]] = {}
-        for slot, start, _ in self._automaton.find_matches_as_indexes(lo, overlapping=True):
-            hits = positions.get(slot)
-            if hits is None:
-                positions[slot] = [start]
-            else:
-                hits.append(start)
+        on_lowered = self._lowered.matched(lo)
+        on_original = self._original.matched(buf)
         out: list[Span] = []
-        present = positions.keys()
-        for slot, hits in positions.items():
-            for rule, detector in self._owners[slot]:
-                gates = self._gates.get(rule.number)
-                if gates is not None and present.isdisjoint(gates):
-                    continue
-                detector.scan(buf, lo, hits, rule, out)
+        detectors = self._detectors
+        if on_lowered is None or on_original is None:
+            for rule, detector in detectors:
+                detector.scan(buf, lo, rule, out)
+            return out
+        present = on_lowered | on_original
+        keywords = self._keywords
+        for index in sorted(owner for owner in present if owner >= 0):
+            rule, detector = detectors[index]
+            gate = keywords.get(rule.number)
+            if gate is None or not present.isdisjoint(gate):
+                detector.scan(buf, lo, rule, out)
         return out
 
     def describe(self) -> list[dict[str, Any]]:
@@ -60,10 +95,11 @@ class ShapeEngine:
                 "number": rule.number,
                 "id": rule.rule_id,
                 "class": CLASS_NAMES[rule.rank],
-                "gates": sorted(
-                    {d.literal.lower().decode("latin-1") for d in rule.detectors} | {g.decode() for g in rule.gates}
-                ),
-                "detectors": [detector.describe() for detector in rule.detectors],
+                "keywords": sorted(gate.decode() for gate in rule.gates),
+                "detectors": [{**detector.describe(), "gates": [
+                    {"on": "lowered" if on_lowered else "original", "pattern": source.decode("latin-1")}
+                    for on_lowered, source in detector.gates()
+                ]} for detector in rule.detectors],
             }
             for rule in rules_in_order(self.rules)
         ]

@@ -8,23 +8,32 @@ removes each value found there from the original text in every form an encoding 
 from __future__ import annotations
 
 import json
-import re
 from urllib.parse import quote_from_bytes, unquote_to_bytes
+
+from harness.text.redact_pattern import Regex
 
 # A JSON-encoded string nests at most this deep in what agents and tools send; each level is one view.
 MAX_LEVELS = 4
 # Shorter values are too likely to occur elsewhere in the text by chance.
 MIN_VALUE_BYTES = 6
 
-_JSON_ESCAPE = re.compile(rb'\\(["\\/nrt])')
+_JSON_ESCAPE = Regex(rb'\\["\\/nrt]')
 _UNESCAPED = {b'"': b'"', b"\\": b"\\", b"/": b"/", b"n": b"\n", b"r": b"\r", b"t": b"\t"}
-_PERCENT = re.compile(rb"%[0-9A-Fa-f]{2}")
+_PERCENT = Regex(rb"%[0-9A-Fa-f]{2}")
 
 
 def _one_level(buf: bytes) -> bytes:
     if _PERCENT.search(buf):
         return unquote_to_bytes(buf.replace(b"+", b" "))
-    return _JSON_ESCAPE.sub(lambda match: _UNESCAPED[match.group(1)], buf)
+    parts: list[bytes] = []
+    last = 0
+    for spans in _JSON_ESCAPE.finditer(buf):
+        start, stop = spans[0]
+        parts.append(buf[last:start])
+        parts.append(_UNESCAPED[buf[stop - 1 : stop]])
+        last = stop
+    parts.append(buf[last:])
+    return b"".join(parts)
 
 
 def views(buf: bytes) -> list[bytes]:

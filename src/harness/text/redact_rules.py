@@ -8,14 +8,13 @@ The package's own file, redaction_rules.toml, holds the catalogue; a workspace m
 from __future__ import annotations
 
 import random
-import re
-import re._constants as sre_constants
-import re._parser as sre_parser
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
+
+import re2
 
 from harness.text.redact_detectors import (
     CHECKS,
@@ -36,7 +35,7 @@ from harness.text.redact_detectors import (
     Token,
     Value,
 )
-from harness.text.redact_pattern import PatternError, parse_seq
+from harness.text.redact_pattern import PatternError, Regex, open_repeat, parse_seq
 from harness.text.redact_spans import CONTEXT, TOKEN
 
 PACKAGE_FILE = "redaction_rules.toml"
@@ -44,10 +43,10 @@ WORKSPACE_FIRST_NUMBER = 1000
 MIN_EXAMPLES = 2
 MIN_NEGATIVE_EXAMPLES = 1
 
-_ID = re.compile(r"[a-z0-9_]{1,24}")
-_FRAGMENT_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,31}")
-_FRAGMENT_USE = re.compile(r"\{\{([A-Z][A-Z0-9_]{0,31})\}\}")
-_FILLER = re.compile(r"<<([a-z][a-z0-9_]*):([0-9]{1,4})>>")
+_ID = re2.compile(r"[a-z0-9_]{1,24}")
+_FRAGMENT_NAME = re2.compile(r"[A-Z][A-Z0-9_]{0,31}")
+_FRAGMENT_USE = re2.compile(r"\{\{([A-Z][A-Z0-9_]{0,31})\}\}")
+_FILLER = re2.compile(r"<<([a-z][a-z0-9_]*):([0-9]{1,4})>>")
 _CLASSES = {"token": TOKEN, "context": CONTEXT}
 
 # Alphabets an example's `<<name:n>>` filler draws from: rule files commit no realistic secret, the tests
@@ -95,7 +94,7 @@ def expand_example_parts(text: str, seed: str) -> tuple[str, list[str]]:
     rng = random.Random(seed)
     drawn: list[str] = []
 
-    def fill(match: re.Match[str]) -> str:
+    def fill(match: Any) -> str:
         drawn.append("".join(rng.choice(ALPHABETS[match.group(1)]) for _ in range(int(match.group(2)))))
         return drawn[-1]
 
@@ -157,65 +156,28 @@ def _regex(fields: _Fields, name: str, fragments: Mapping[str, str], required: b
     source = fields.text(name, required=required, default="")
     assert source is not None
 
-    def fragment(match: re.Match[str]) -> str:
+    def fragment(match: Any) -> str:
         if match.group(1) not in fragments:
             raise RuleFileError(f"{fields.where}: field '{name}' names an unknown fragment {match.group(0)}")
         return fragments[match.group(1)]
 
     pattern = _bytes(_FRAGMENT_USE.sub(fragment, source))
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise RuleFileError(f"{fields.where}: field '{name}' is not a valid pattern: {exc}") from None
-    problem = linear_problem(pattern)
-    if problem:
-        raise RuleFileError(f"{fields.where}: field '{name}' has {problem}")
+    _check_regex(pattern, fields.where, name, bounded=True)
     return pattern
 
 
-_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
-# A bounded greedy repeat may backtrack, so its bound is kept small (rule 1's header, rule 28's suffix).
-MAX_GREEDY_BOUND = 100
-MAX_REPEAT_BOUND = 65536
+def _check_regex(pattern: bytes, where: str, name: str, bounded: bool) -> None:
+    """Refuse a free regex RE2 cannot run and, where `bounded`, one with an open repeat.
 
-
-def linear_problem(pattern: bytes) -> str | None:
-    """Why a key, header or check pattern could take more than linear time under `re`, or None.
-
-    The structure the catalogue keeps (docs/redaction.md): no repeat inside a repeat, no unbounded or lazy
-    repeat, possessive ranged runs, and a greedy ranged repeat only up to 100.
+    A key, header or `before` pattern is matched once per literal hit, so an open repeat would let each hit
+    read to the end of the input; a body is clamped to BODY_MAX bytes instead.
     """
-
-    def walk(tree: Any, inside: bool) -> str | None:
-        for op, arg in tree:
-            if op in _REPEATS:
-                low, high, body = arg
-                if inside:
-                    return "a repeat inside a repeat"
-                if high == sre_constants.MAXREPEAT or high > MAX_REPEAT_BOUND:
-                    return "an unbounded repeat (use {m,n}+)"
-                if op == sre_constants.MIN_REPEAT:
-                    return "a lazy repeat"
-                if op == sre_constants.MAX_REPEAT and low != high and high > MAX_GREEDY_BOUND:
-                    return f"a greedy repeat over {MAX_GREEDY_BOUND} (make it possessive: {{m,n}}+)"
-                found = walk(body, True)
-            elif op == sre_constants.SUBPATTERN:
-                found = walk(arg[3], inside)
-            elif op == sre_constants.BRANCH:
-                found = next((problem for branch in arg[1] if (problem := walk(branch, inside))), None)
-            elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-                found = walk(arg[1], inside)
-            elif op == sre_constants.ATOMIC_GROUP:
-                found = walk(arg, inside)
-            elif op == sre_constants.GROUPREF:
-                found = "a back reference"
-            else:
-                found = None
-            if found:
-                return found
-        return None
-
-    return walk(sre_parser.parse(pattern), False)
+    try:
+        Regex(pattern)
+    except PatternError as exc:
+        raise RuleFileError(f"{where}: field '{name}' is not a valid pattern: {exc}") from None
+    if bounded and open_repeat(pattern):
+        raise RuleFileError(f"{where}: field '{name}' has an unbounded repeat (*, + or {{m,}}): bound it with {{m,n}}")
 
 
 def _left(fields: _Fields) -> Left:
@@ -239,9 +201,7 @@ def _value(table: Any, where: str) -> Value:
     if "body" in fields.table:
         source = _bytes(fields.text("body", required=True))  # type: ignore[arg-type]
         fields.done()
-        problem = linear_problem(source)
-        if problem:
-            raise RuleFileError(f"{where}, value: field 'body' has {problem}")
+        _check_regex(source, f"{where}, value", "body", bounded=False)
         return Body(source)
     items = _seq(fields, "run")
     partial_from = fields.get("partial_from", int, 0)
@@ -312,7 +272,7 @@ def _fixed(factory: Callable[[], Detector]) -> Callable[[_Fields, Mapping[str, s
 
 
 # The detector kinds a rule file may name: the generic two, and custom detectors for shapes a pattern cannot
-# express in linear time (block bodies, anchors inside a token, decoding checks, command-line windows).
+# express (block bodies found by literal search, anchors inside a token, decoding checks, command-line windows).
 KINDS: dict[str, Callable[[_Fields, Mapping[str, str]], list[Detector]]] = {
     "token": _token,
     "key_value": _key_value,
