@@ -1,4 +1,4 @@
-"""Ledger events and rows, and the boundary conversion `prepare` (docs/ledger.md §4-docs/ledger.md §5): pure, no database."""
+"""Ledger events and rows, and the boundary conversion `prepare` (docs/ledger.md §4 and §5): pure, no database."""
 
 from __future__ import annotations
 
