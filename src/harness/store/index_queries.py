@@ -4,11 +4,12 @@ from a full replay instead."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from harness.errors import InternalError
 from harness.store.baseline_model import Baseline
@@ -55,6 +56,27 @@ def _encodable(values: Iterable[str]) -> bool:
     return True
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _or_replay(query: Callable[Concatenate[IndexView, P], R]) -> Callable[Concatenate[IndexView, P], R]:
+    """A query that the view's full replay answers instead when the index broke earlier in this call, or breaks
+    while it runs (the replay view has the same method)."""
+    name = query.__name__
+
+    @functools.wraps(query)
+    def answered(view: IndexView, *args: P.args, **kwargs: P.kwargs) -> R:
+        if view._fallback is not None:
+            return getattr(view._fallback, name)(*args, **kwargs)
+        try:
+            return query(view, *args, **kwargs)
+        except sqlite3.DatabaseError:
+            return getattr(view._replay(), name)(*args, **kwargs)
+
+    return answered
+
+
 class IndexView(StoreView):
     """Queries over the index inside one read transaction."""
 
@@ -74,9 +96,8 @@ class IndexView(StoreView):
             self._index.discard()
         return self._fallback
 
+    @_or_replay
     def select(self, stream: str, flt: RecordFilter, limit: int) -> Page:
-        if self._fallback is not None:
-            return self._fallback.select(stream, flt, limit)
         if flt.ids is not None and not flt.ids:
             return Page()
         if not _encodable([flt.actor, flt.source, flt.type, flt.target, flt.ip, *(flt.ids or ())]):
@@ -84,68 +105,48 @@ class IndexView(StoreView):
         table = table_name(stream)
         where, params, index = _where(table, FILTER_COLUMNS[stream], flt)
         source = f"{table} INDEXED BY {index}"
-        try:
-            total = self._query(f"SELECT count(*) FROM {source} WHERE {where}", params)[0][0]
-            if not total:
-                return Page()
-            rows = self._query(f"SELECT line FROM {source} WHERE {where} ORDER BY ts, seq LIMIT ?", [*params, limit])
-        except sqlite3.DatabaseError:
-            return self._replay().select(stream, flt, limit)
+        total = self._query(f"SELECT count(*) FROM {source} WHERE {where}", params)[0][0]
+        if not total:
+            return Page()
+        rows = self._query(f"SELECT line FROM {source} WHERE {where} ORDER BY ts, seq LIMIT ?", [*params, limit])
         return Page(records=[json.loads(line) for (line,) in rows], total=total)
 
+    @_or_replay
     def records(self, stream: str) -> Iterator[dict[str, Any]]:
-        if self._fallback is not None:
-            return self._fallback.records(stream)
-        try:
-            rows = self._conn.execute(f"SELECT line FROM {table_name(stream)} ORDER BY seq")
-            return (json.loads(line) for (line,) in rows)
-        except sqlite3.DatabaseError:
-            return self._replay().records(stream)
+        rows = self._conn.execute(f"SELECT line FROM {table_name(stream)} ORDER BY seq")
+        return (json.loads(line) for (line,) in rows)
 
+    @_or_replay
     def stored_line(self, stream: str, key: str) -> bytes | None:
-        if self._fallback is not None:
-            return self._fallback.stored_line(stream, key)
         if not _encodable([key]):
             return None
-        try:
-            rows = self._query(f"SELECT line FROM {table_name(stream)} WHERE lid = ?", (key,))
-        except sqlite3.DatabaseError:
-            return self._replay().stored_line(stream, key)
+        rows = self._query(f"SELECT line FROM {table_name(stream)} WHERE lid = ?", (key,))
         return bytes(rows[0][0]) if rows else None
 
+    @_or_replay
     def latest_baseline(self) -> Baseline | None:
-        if self._fallback is not None:
-            return self._fallback.latest_baseline()
         table = table_name("baseline")
-        try:
-            rows = self._query(f"SELECT seq, sha256 FROM {table} ORDER BY seq DESC LIMIT 1")
-            if not rows:
-                return None
-            seq, digest = rows[0]
-            cached = self._index.cached_baseline(digest)
-            if cached is not None:
-                return cached
-            line = self._query(f"SELECT line FROM {table} WHERE seq = ?", (seq,))[0][0]
-        except sqlite3.DatabaseError:
-            return self._replay().latest_baseline()
+        rows = self._query(f"SELECT seq, sha256 FROM {table} ORDER BY seq DESC LIMIT 1")
+        if not rows:
+            return None
+        seq, digest = rows[0]
+        cached = self._index.cached_baseline(digest)
+        if cached is not None:
+            return cached
+        line = self._query(f"SELECT line FROM {table} WHERE seq = ?", (seq,))[0][0]
         baseline = Baseline(record=json.loads(line), origin="store")
         self._index.cache_baseline(digest, baseline)
         return baseline
 
+    @_or_replay
     def exact_id(self, stream: str, lowered: str) -> str | None:
-        if self._fallback is not None:
-            return self._fallback.exact_id(stream, lowered)
         if not _encodable([lowered]):
             return None
-        try:
-            rows = self._query(f"SELECT id FROM {table_name(stream)} WHERE lid = ?", (lowered,))
-        except sqlite3.DatabaseError:
-            return self._replay().exact_id(stream, lowered)
+        rows = self._query(f"SELECT id FROM {table_name(stream)} WHERE lid = ?", (lowered,))
         return str(rows[0][0]) if rows else None
 
+    @_or_replay
     def prefix_ids(self, stream: str, prefixes: Sequence[str], show: int) -> tuple[int, list[str]]:
-        if self._fallback is not None:
-            return self._fallback.prefix_ids(stream, prefixes, show)
         ranges, params = [], []
         for prefix in dict.fromkeys(p for p in prefixes if _encodable([p])):
             upper = _successor(prefix)
@@ -155,11 +156,8 @@ class IndexView(StoreView):
             return 0, []
         where = " OR ".join(ranges)
         table = table_name(stream)
-        try:
-            count = self._query(f"SELECT count(*) FROM {table} WHERE {where}", params)[0][0]
-            shown = self._query(f"SELECT id FROM {table} WHERE {where} ORDER BY lid LIMIT ?", [*params, show])
-        except sqlite3.DatabaseError:
-            return self._replay().prefix_ids(stream, prefixes, show)
+        count = self._query(f"SELECT count(*) FROM {table} WHERE {where}", params)[0][0]
+        shown = self._query(f"SELECT id FROM {table} WHERE {where} ORDER BY lid LIMIT ?", [*params, show])
         return count, [str(row[0]) for row in shown]
 
 
