@@ -30,8 +30,8 @@ from harness.context import build_context  # noqa: E402
 from harness.text.formatgate import FormatError, check  # noqa: E402
 from harness.triage import fp_agent_verify  # noqa: E402
 from harness.triage.services import aur  # noqa: E402
+from tests.aur.fake_aur import B2, FakeAur, install_demo_bin, plain_target  # noqa: E402
 from tests.net.https_server import HttpsServer  # noqa: E402
-from tests.triage.fake_aur import B2, FakeAur, install_demo_bin, plain_target  # noqa: E402
 from tests.triage.triage_samples import v0  # noqa: E402
 
 MIB = 1_048_576

@@ -1,6 +1,7 @@
-"""Print the README's example commands with their real output (a maintainer tool, not part of the package).
+"""Print the README's unchecked example commands with their real output (a maintainer tool, not part of the package).
 
-Investigation examples run in a fresh sample workspace (`harness init`), exactly as a new user would.
+The checked examples are not here: cog regenerates them in place (scripts/readme_cog.py, `cog -r README.md`).
+Operator examples run in a fresh sample workspace (`harness init`), exactly as a new user would.
 Network examples (github_actor, fp_agent_verify and the renderers fed by it) run against the test
 suite's loopback HTTPS servers, since the README must not depend on GitHub or the AUR being reachable.
 
@@ -23,8 +24,8 @@ import trustme
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from tests.aur.fake_aur import FakeAur, install_demo_bin, install_typo  # noqa: E402
 from tests.net.https_server import HttpsServer  # noqa: E402
-from tests.triage.fake_aur import FakeAur, install_demo_bin, install_typo  # noqa: E402
 from tests.triage.triage_samples import tp_sample, v0  # noqa: E402
 from tests.triage.watcher import make_watcher  # noqa: E402
 
@@ -50,22 +51,6 @@ def investigation(cwd: Path) -> None:
     ws = ("--workspace", ".harness")
     print("## investigation\n")
     run(cwd, *ws, "init")
-    run(cwd, *ws, "search_events", "--actor", "jdoe", "--type", "login_failure", "--limit", "2")
-    run(cwd, *ws, "--pretty", "search_events", "--actor", "DEPLOY-SVC", "--since", "2026-04-10",
-        "--finding-family", "unusual-timing", "--finding-metadata", '{"maintenance_window": "true"}')
-    run(cwd, *ws, "search_events", "--actor", "baron", "--since", "2026-05-01", "--limit", "1")
-    run(cwd, *ws, "search_events", "--ids", "evt-00")
-    run(cwd, *ws, "--pretty", "search_findings", "--actor", "jdoe")
-    run(cwd, *ws, "check_baseline", "--entity", "deploy-svc", "--event-type", "container_restart")
-    run(cwd, *ws, "check_baseline", "--entity", "baron", "--source", "FR")
-    run(cwd, *ws, "check_baseline", "--entity", "contractor-bob")
-    run(cwd, *ws, "--pretty", "lookup_rules", "--finding-id", "finding-evt-0024-off-hours",
-        "--finding-family", "unusual-timing", "--maintenance-window", "true")
-    run(cwd, *ws, "lookup_rules", "--finding-id", "finding-evt-0013-auth-burst", "--rule-ids", "r-003",
-        "--rule-ids", "R-999")
-    run(cwd, *ws, "--pretty", "get_raw_event", "--id", "FINDING-EVT-0021-admin-grant")
-    run(cwd, *ws, "get_raw_event", "--id", "evt-9999")
-    run(cwd, *ws, "github_actor", "--login", "../admin")
     print("## operator\n")
     (cwd / "more.jsonl").write_text(
         '{"id":"evt-0029","timestamp":"2026-04-10T11:02:00Z","source":"github","type":"push","actor":"baron",'
@@ -77,9 +62,6 @@ def investigation(cwd: Path) -> None:
     run(cwd, *ws, "ingest", "events", "bad.jsonl")
     run(cwd, *ws, "baseline", "build")
     run(cwd, *ws, "schema", "check_baseline", show=False)
-    run(cwd, *ws, "search_events", "--limit", "0")
-    run(cwd, *ws, "search_events", "--bogus", "1")
-    run(cwd, *ws, "no_such_tool")
 
 
 def github(cwd: Path) -> None:

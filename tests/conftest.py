@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from doors import DOORS, Door
 from hypothesis import settings
 
 # Tests must never depend on the developer's proxy or CA environment.
@@ -20,3 +21,9 @@ settings.load_profile("harness")
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(params=sorted(DOORS))
+def door(request: pytest.FixtureRequest) -> Door:
+    """Each test using it runs once per front door (tests/doors.py)."""
+    return DOORS[request.param]

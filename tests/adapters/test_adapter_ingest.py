@@ -12,12 +12,13 @@ from typing import Any
 import cloudtrail_samples
 import pytest
 from adapter_samples import SAMPLES
+from doors import call_both
 from runners import run_cli
 
 from harness.adapters import cloudtrail
 from harness.investigate.views import METADATA_ALLOWLIST
 from harness.store import Store
-from tests.investigate.ops_support import call, make_workspace
+from tests.investigate.ops_support import make_workspace
 
 
 def pairs(name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -100,7 +101,7 @@ def test_each_format_ingests_and_reads_back_through_both_front_doors(ws: Path, n
         0,
     )
     by_id = stored(ws)
-    answer = call(ws, "search_events", {"limit": 500})
+    answer = call_both(ws, "search_events", {"limit": 500})
     views = answer.document["events"]
     assert [view["timestamp"] for view in views] == sorted(view["timestamp"] for view in views)
     assert len(views) == count
@@ -120,7 +121,7 @@ def test_each_format_ingests_and_reads_back_through_both_front_doors(ws: Path, n
         assert view["metadata"] == shown
         assert event["org"] == expected["org"]
     actor = pairs(name)[0][1]["actor"]
-    found = call(ws, "search_events", {"actor": actor.upper(), "limit": 500}).document["events"]
+    found = call_both(ws, "search_events", {"actor": actor.upper(), "limit": 500}).document["events"]
     assert found and all(view["actor"] == actor for view in found)
 
 
@@ -136,9 +137,9 @@ def test_baseline_built_from_vendor_events_knows_actors_and_login_geos(ws: Path)
         "admin@example.com",
         "grace@example.com",
     ):
-        answer = call(ws, "check_baseline", {"entity": entity}).document
+        answer = call_both(ws, "check_baseline", {"entity": entity}).document
         assert answer["known"] is True, (entity, answer)
-    jane = call(ws, "check_baseline", {"entity": "jane@example.com", "source": "US"}).document
+    jane = call_both(ws, "check_baseline", {"entity": "jane@example.com", "source": "US"}).document
     assert jane["known"] is True
 
 

@@ -1,4 +1,4 @@
-"""Fixtures for the investigate tests: a fake GitHub (loopback HTTPS, trustme CA) and the two front doors."""
+"""Fixtures for the investigate tests: a fake GitHub (loopback HTTPS, trustme CA)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trustme
 
-from tests.investigate.github_support import Door, FakeGitHub, call_cli, call_mcp
+from tests.investigate.github_support import FakeGitHub
 from tests.net.https_server import HttpsServer
 
 
@@ -32,8 +32,3 @@ def fake_github(tmp_path: Path, github_ca: trustme.CA, monkeypatch: pytest.Monke
         fake.configure(api_url=server.origin, ca_file="github-ca.pem")
         yield fake
 
-
-@pytest.fixture(params=["cli", "mcp"])
-def door(request: pytest.FixtureRequest) -> Door:
-    """Each test using it runs once per front door."""
-    return call_cli if request.param == "cli" else call_mcp

@@ -1,22 +1,14 @@
-"""Support for the store-backed operation tests: workspaces with real stores, and calls through both front doors."""
+"""Support for the store-backed operation tests: stores V and F, and workspaces holding real stores."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-from mcp import Client
 from runners import run_cli
 
-from harness.config import Overrides, load_settings
-from harness.context import build_context
-from harness.mcp_server import build_server
 from harness.store import Store
-from harness.surface import OPERATIONS
 from harness.text import canonjson
 
 # Store V of docs/investigate.md §9.1, in append order.
@@ -89,19 +81,6 @@ STORE_F = [
 ]
 
 
-@dataclass
-class Answer:
-    """One call's answer, identical on both front doors."""
-
-    document: dict[str, Any]
-    text: str
-    exit_code: int
-
-    @property
-    def is_error(self) -> bool:
-        return self.exit_code != 0
-
-
 def make_workspace(root: Path, events: Iterable[dict[str, Any]] = (), findings: Iterable[dict[str, Any]] = ()) -> Path:
     """An initialized empty workspace whose store holds `events` and `findings` (one batch each)."""
     workspace = root / "ws"
@@ -111,46 +90,6 @@ def make_workspace(root: Path, events: Iterable[dict[str, Any]] = (), findings: 
         if records:
             store.append_batch(stream, records)
     return workspace
-
-
-def call_cli(workspace: Path, operation: str, arguments: dict[str, Any]) -> Answer:
-    """`harness --workspace W <operation> --input <arguments>` in-process."""
-    result = run_cli(["--workspace", str(workspace), operation, "--input", json.dumps(arguments)])
-    assert result.stdout.endswith("\n") and result.stdout.count("\n") == 1
-    return Answer(result.json(), result.stdout[:-1], result.exit_code)
-
-
-async def mcp_texts(workspace: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, bool]]:
-    """Each call over one in-memory MCP session, with a context built as `harness serve` builds it."""
-    context = build_context(load_settings(Overrides(workspace=workspace)))
-    out = []
-    try:
-        async with Client(build_server(OPERATIONS, context)) as client:
-            for operation, arguments in calls:
-                answer = await client.call_tool(operation, arguments)
-                (content,) = answer.content
-                if answer.is_error:
-                    assert answer.structured_content is None
-                else:
-                    assert answer.structured_content == json.loads(content.text)
-                out.append((content.text, answer.is_error))
-    finally:
-        context.close()
-    return out
-
-
-def call_mcp(workspace: Path, operation: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-    """One tools/call over the in-memory MCP client."""
-    return anyio.run(mcp_texts, workspace, [(operation, arguments)])[0]
-
-
-def call(workspace: Path, operation: str, arguments: dict[str, Any]) -> Answer:
-    """The call through the CLI and through MCP; both must give the same bytes."""
-    cli = call_cli(workspace, operation, arguments)
-    text, is_error = call_mcp(workspace, operation, arguments)
-    assert text == cli.text
-    assert is_error == cli.is_error
-    return cli
 
 
 def dumps(document: Any) -> str:

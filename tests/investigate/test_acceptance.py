@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from harness.investigate.search_events import NOTE_WINDOW_DROPPED
 from harness.store import Store
 from harness.text import canonjson
 from tests.e2e.procs import clean_env, harness_argv
@@ -45,10 +46,6 @@ FI = (
     '"Evidence":{"event_id":"evt-1","hour_utc":2}}]'
 )
 BAD = '{"id":"EVT-4","source":"azure","type":"login","actor":"mallory","timestamp":"2026-04-09T12:00:00Z"}'
-WINDOW_NOTE = (
-    "the since/until window excluded all events, so it was dropped and unfiltered results are returned; check that "
-    "since/until match actual event timestamps."
-)
 EMBEDDED_SHA256 = hashlib.sha256(
     importlib.resources.files("harness.rules").joinpath("operator-decisions.yaml").read_bytes()
 ).hexdigest()
@@ -169,7 +166,7 @@ def test_acceptance_checks_1_to_12(tmp_path: Path) -> None:
     assert _event_ids(runs["5 dropped"]) == ["evt-1", "evt-2"]
     assert dropped["filter_applied"]["effective"] == "dropped"
     assert dropped["filter_applied"]["since"] == "2026-05-01T00:00:00Z"
-    assert dropped["notes"] == WINDOW_NOTE
+    assert dropped["notes"] == NOTE_WINDOW_DROPPED
     assert _event_ids(runs["5 applied"]) == ["evt-2"]
     assert runs["5 applied"].document["filter_applied"]["effective"] == "applied"
 

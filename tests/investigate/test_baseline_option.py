@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from doors import Answer, as_flags
 from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -25,9 +26,7 @@ from tests.e2e.procs import clean_env as subprocess_env
 from tests.e2e.procs import free_port, harness_argv
 from tests.investigate.baseline_support import (  # noqa: F401 - fixtures
     BASELINE_B,
-    Answer,
     clean_env_fixture,
-    door_fixture,
     store_baseline,
     workspace_fixture,
     write_baseline_file,
@@ -41,7 +40,7 @@ FILE = {"known_actors": ["file-actor"]}
 
 
 def known(door: Callable[..., Answer], workspace: Path, entity: str, baseline: Path | None = None) -> bool:
-    result = door(workspace, "check_baseline", {"entity": entity}, baseline=baseline)
+    result = door(workspace, "check_baseline", {"entity": entity}, baseline=baseline, encode=as_flags)
     assert not result.is_error, result.text
     return bool(result.document["known"])
 
@@ -63,7 +62,7 @@ def test_a_file_needs_no_store(tmp_path: Path, door: Callable[..., Answer]) -> N
 
 
 def test_no_file_and_no_record_means_no_baseline_not_an_error(workspace: Path, door: Callable[..., Answer]) -> None:
-    result = door(workspace, "check_baseline", {"entity": "anyone"})
+    result = door(workspace, "check_baseline", {"entity": "anyone"}, encode=as_flags)
     assert (result.is_error, result.document["known"], result.document["notes"]) == (False, False, NO_BASELINE)
 
 
@@ -82,7 +81,7 @@ def test_file_field_names_are_normalized_and_nulls_are_empty(tmp_path: Path, doo
             }
         )
     )
-    result = door(tmp_path, "check_baseline", {"entity": "baron", "source": "us"}, baseline=path)
+    result = door(tmp_path, "check_baseline", {"entity": "baron", "source": "us"}, baseline=path, encode=as_flags)
     assert result.document == {
         "known": True,
         "last_seen": "2026-04-09T12:00:00Z",
@@ -128,7 +127,7 @@ def test_a_bad_file_is_invalid_input_naming_the_file(
 ) -> None:
     path = tmp_path / "bad.json"
     path.write_text(content)
-    result = door(workspace, "check_baseline", {"entity": "x"}, baseline=path)
+    result = door(workspace, "check_baseline", {"entity": "x"}, baseline=path, encode=as_flags)
     assert result.document == {
         "error": {"code": "invalid_input", "message": f"baseline file {path}: {problem}", "operation": "check_baseline"}
     }
@@ -136,7 +135,7 @@ def test_a_bad_file_is_invalid_input_naming_the_file(
 
 def test_a_missing_file_is_invalid_input(workspace: Path, tmp_path: Path, door: Callable[..., Answer]) -> None:
     path = tmp_path / "missing.json"
-    result = door(workspace, "check_baseline", {"entity": "x"}, baseline=path)
+    result = door(workspace, "check_baseline", {"entity": "x"}, baseline=path, encode=as_flags)
     assert result.document["error"]["message"] == f'baseline: file "{path}" does not exist'
 
 

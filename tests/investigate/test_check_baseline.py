@@ -10,19 +10,18 @@ from typing import Any
 
 import anyio
 import pytest
+from doors import Answer, as_flags
+from listing import listed_text
 from mcp import Client
 
 from harness.config import Overrides, load_settings
 from harness.context import build_context
-from harness.investigate import check_baseline
 from harness.mcp_server import build_server
 from harness.surface import OPERATIONS
 from harness.text import canonjson
 from tests.investigate.baseline_support import (  # noqa: F401 - fixtures
     BASELINE_B,
-    Answer,
     clean_env_fixture,
-    door_fixture,
     store_baseline,
     workspace_fixture,
     write_baseline_file,
@@ -103,7 +102,7 @@ def with_b(request: pytest.FixtureRequest, workspace: Path, tmp_path: Path) -> C
         baseline_file = write_baseline_file(tmp_path / "b.json", BASELINE_B)
 
     def call(door: Callable[..., Answer], arguments: dict[str, Any]) -> Answer:
-        return door(workspace, "check_baseline", arguments, baseline=baseline_file)
+        return door(workspace, "check_baseline", arguments, baseline=baseline_file, encode=as_flags)
 
     return call
 
@@ -122,7 +121,7 @@ def test_vectors_over_baseline_b(
 def test_without_any_baseline_every_entity_is_unknown(
     workspace: Path, door: Callable[..., Answer], entity: str
 ) -> None:
-    result = door(workspace, "check_baseline", {"entity": entity, "event_type": "push"})
+    result = door(workspace, "check_baseline", {"entity": entity, "event_type": "push"}, encode=as_flags)
     assert result.text == expected_text(answer(event_type="push", notes=NO_BASELINE))
 
 
@@ -134,7 +133,7 @@ def test_an_initialized_store_without_a_baseline_record_reads_as_no_baseline(
     Store(workspace / "store").append_batch(
         "events", [{"id": "e1", "actor": "baron", "timestamp": "2026-04-10T09:00:00Z"}]
     )
-    assert door(workspace, "check_baseline", {"entity": "baron"}).document["notes"] == NO_BASELINE
+    assert door(workspace, "check_baseline", {"entity": "baron"}, encode=as_flags).document["notes"] == NO_BASELINE
 
 
 @pytest.mark.parametrize(
@@ -162,7 +161,7 @@ def test_bad_arguments_are_invalid_input(
 def test_an_unreadable_store_is_upstream_unavailable(workspace: Path, door: Callable[..., Answer]) -> None:
     (workspace / "store").mkdir()
     (workspace / "store" / "stray.txt").write_text("not a repository")
-    result = door(workspace, "check_baseline", {"entity": "baron"})
+    result = door(workspace, "check_baseline", {"entity": "baron"}, encode=as_flags)
     assert result.document == {
         "error": {
             "code": "upstream_unavailable",
@@ -177,7 +176,7 @@ def _over(baseline: dict[str, Any], tmp_path: Path, door: Callable[..., Answer],
     workspace = tmp_path / "ws2"
     workspace.mkdir(exist_ok=True)
     path = write_baseline_file(tmp_path / "other.json", baseline)
-    result = door(workspace, "check_baseline", arguments, baseline=path)
+    result = door(workspace, "check_baseline", arguments, baseline=path, encode=as_flags)
     assert not result.is_error, result.text
     return result.document
 
@@ -312,22 +311,23 @@ def test_the_newest_stored_baseline_record_is_the_one_read(workspace: Path, door
     newer["known_actors"] = ["mallory"]
     newer["known_users"] = {}
     store_baseline(workspace, newer)
-    assert door(workspace, "check_baseline", {"entity": "mallory"}).document["known"] is True
-    assert door(workspace, "check_baseline", {"entity": "baron"}).document["notes"] == ABSENT
+    assert door(workspace, "check_baseline", {"entity": "mallory"}, encode=as_flags).document["known"] is True
+    assert door(workspace, "check_baseline", {"entity": "baron"}, encode=as_flags).document["notes"] == ABSENT
 
 
 def test_the_description_says_what_the_spec_asks() -> None:
-    text = check_baseline.DESCRIPTION
+    text = listed_text("check_baseline")
     for phrase in (
         "whole-value match ignoring case",
         "nothing matches by substring",
         "slug-like names such as deploy-svc are usually actors",
         "One entity per call",
         "not an event source",
-        '`source` (default "")',
-        '`event_type` (default "")',
+        '"default": ""',
         "--baseline file",
-        "`frequency_by_type` 500 types, `roles` 200, `relationships` 500",
+        "at most 500 types",
+        "sorted; at most 200",
+        "by key; at most 500",
         "invalid_input",
         "upstream_unavailable",
     ):
@@ -378,7 +378,9 @@ def test_a_built_baseline_answers_with_codes_relationships_and_any_activity(
     workspace = make_workspace(tmp_path, events=events)
     built = run_cli(["--workspace", str(workspace), "baseline", "build"])
     assert built.exit_code == 0 and "warning" not in built.stderr
-    answer = door(workspace, "check_baseline", {"entity": "JANE@example.com", "source": "United States"})
+    answer = door(
+        workspace, "check_baseline", {"entity": "JANE@example.com", "source": "United States"}, encode=as_flags
+    )
     assert answer.document["known"] is True
     assert answer.document["last_seen"] == "2026-04-10T15:00:00Z"
     assert answer.document["relationships"] == {
@@ -387,7 +389,7 @@ def test_a_built_baseline_answers_with_codes_relationships_and_any_activity(
         "jane@example.com:contoso/api": {"count": 1, "first_seen": "2026-04-10T15:00:00Z",
                                          "last_seen": "2026-04-10T15:00:00Z"},
     }
-    with_fr = door(workspace, "check_baseline", {"entity": "jane@example.com", "source": "fr"}).document
+    with_fr = door(workspace, "check_baseline", {"entity": "jane@example.com", "source": "fr"}, encode=as_flags).document
     assert with_fr["known"] is False and "(US)" in with_fr["notes"]
 
 

@@ -7,14 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doors import call_both
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from listing import listed_text
 
 from harness.investigate import get_raw_event
 from harness.investigate.rawcap import MAX_PAYLOAD_BYTES
 from harness.text.canonjson import dumps_bytes
 from harness.text.redact import KnownSecrets, build_redactor
-from tests.investigate.ops_support import STORE_V, call, dumps, error, make_workspace
+from tests.investigate.ops_support import STORE_V, dumps, error, make_workspace
 from tests.text import benign_corpus
 from tests.text.redact_fixtures import BY_NUMBER
 
@@ -60,7 +62,7 @@ def not_found(requested: str) -> str:
 
 def raw_of(tmp_path: Path, payload: Any) -> Any:
     workspace = make_workspace(tmp_path, events=[{"id": "x1", "timestamp": "2026-04-10T09:00:00Z", "payload": payload}])
-    return call(workspace, OP, {"id": "x1"})
+    return call_both(workspace, OP, {"id": "x1"})
 
 
 @pytest.fixture(scope="module")
@@ -70,24 +72,24 @@ def ws_v(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("requested", ["cafe1234", "CAFE1234", "finding-cafe1234", "FINDING-CAFE1234", "cafe"])
 def test_resolves_by_the_event_rules(ws_v: Path, requested: str) -> None:
-    answer = call(ws_v, OP, {"id": requested})
+    answer = call_both(ws_v, OP, {"id": requested})
     assert answer.exit_code == 0
     assert answer.text == found("cafe1234", {}, notes=NO_PAYLOAD_NOTE)
 
 
 def test_returns_the_stored_payload(ws_v: Path) -> None:
-    assert call(ws_v, OP, {"id": "E1"}).text == found("e1", {"action": "push", "target": "contoso/api"})
+    assert call_both(ws_v, OP, {"id": "E1"}).text == found("e1", {"action": "push", "target": "contoso/api"})
 
 
 @pytest.mark.parametrize("requested", ["caf", "zzzzzzzz", "finding-x", "e1-extra"])
 def test_not_found_is_a_normal_result_with_a_note(ws_v: Path, requested: str) -> None:
-    answer = call(ws_v, OP, {"id": requested})
+    answer = call_both(ws_v, OP, {"id": requested})
     assert answer.exit_code == 0
     assert answer.text == not_found(requested)
 
 
 def test_the_not_found_note_echoes_the_id_sanitized(ws_v: Path) -> None:
-    answer = call(ws_v, OP, {"id": "no\u202epe\nx"})
+    answer = call_both(ws_v, OP, {"id": "no\u202epe\nx"})
     assert answer.document["id"] == "nope x"
     assert 'no event found for id "nope x";' in answer.document["notes"]
 
@@ -110,12 +112,12 @@ def test_the_not_found_note_echoes_the_id_sanitized(ws_v: Path) -> None:
 )
 def test_id_resolution_table(tmp_path: Path, stored: list[str], requested: str, resolved: str) -> None:
     workspace = make_workspace(tmp_path, events=[{"id": i, "timestamp": "2026-04-10T09:00:00Z"} for i in stored])
-    assert call(workspace, OP, {"id": requested}).document["id"] == resolved
+    assert call_both(workspace, OP, {"id": requested}).document["id"] == resolved
 
 
 def test_abc_never_shortens_a_bare_id(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path, events=[{"id": "abc", "timestamp": "2026-04-10T09:00:00Z"}])
-    assert call(workspace, OP, {"id": "abc-1-2-3"}).text == not_found("abc-1-2-3")
+    assert call_both(workspace, OP, {"id": "abc-1-2-3"}).text == not_found("abc-1-2-3")
 
 
 def test_an_ambiguous_prefix_is_invalid_input(tmp_path: Path) -> None:
@@ -125,7 +127,7 @@ def test_an_ambiguous_prefix_is_invalid_input(tmp_path: Path) -> None:
             {"id": i, "timestamp": "2026-04-10T09:00:00Z"} for i in ("cafe1111aaaa", "cafe2222bbbb", "feedaced1111")
         ],
     )
-    answer = call(workspace, OP, {"id": "cafe"})
+    answer = call_both(workspace, OP, {"id": "cafe"})
     assert answer.exit_code == 2
     assert answer.text == dumps(
         error(
@@ -141,7 +143,7 @@ def test_a_finding_id_without_its_event_is_not_found(tmp_path: Path) -> None:
     workspace = make_workspace(
         tmp_path, events=[{"id": "other", "timestamp": "2026-04-10T09:00:00Z"}], findings=[{"id": "finding-x"}]
     )
-    assert call(workspace, OP, {"id": "finding-x"}).text == not_found("finding-x")
+    assert call_both(workspace, OP, {"id": "finding-x"}).text == not_found("finding-x")
 
 
 @pytest.mark.parametrize(
@@ -155,7 +157,7 @@ def test_a_finding_id_without_its_event_is_not_found(tmp_path: Path) -> None:
     ],
 )
 def test_invalid_input_names_the_field(ws_v: Path, arguments: dict[str, Any], message: str) -> None:
-    answer = call(ws_v, OP, arguments)
+    answer = call_both(ws_v, OP, arguments)
     assert answer.exit_code == 2
     assert answer.text == dumps(error(OP, "invalid_input", message))
 
@@ -278,9 +280,9 @@ def test_notes_are_joined_in_step_order(tmp_path: Path) -> None:
 
 
 def test_description_tells_the_agent_what_comes_back() -> None:
-    text = get_raw_event.DESCRIPTION
+    text = listed_text("get_raw_event")
     for phrase in (
-        "1-256 bytes",
+        '"maxLength": 256, "minLength": 1',
         "finding-<event id>",
         "at least 4",
         "`event_ids`",
@@ -391,7 +393,7 @@ def test_vendor_identifiers_survive_get_raw_event_while_planted_secrets_go(tmp_p
     workspace = make_workspace(tmp_path, events=events)
     arns = 0
     for index, (source, record) in enumerate(records):
-        answer = call(workspace, OP, {"id": f"r{index}"})
+        answer = call_both(workspace, OP, {"id": f"r{index}"})
         for _, bodies in secrets:
             assert not any(body in answer.text for body in bodies if len(body) >= 8), (source, index)
         payload = answer.document["payload"]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import functools
 import json
 import socket
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 import trustme
+from doors import Answer, Door, as_flags, as_input, call_cli, call_mcp
+from listing import listed_text
 from mcp import Client
 
 from harness import errors
@@ -19,7 +22,7 @@ from harness.investigate import github_actor, services
 from harness.mcp_server import build_server
 from harness.net import GuardedClient, github_client
 from harness.surface import OPERATIONS
-from tests.investigate.github_support import Door, FakeGitHub, Result, call_cli, call_mcp, json_reply
+from tests.investigate.github_support import FakeGitHub, json_reply
 from tests.net.https_server import Reply
 
 NOTE_404 = (
@@ -77,11 +80,16 @@ def events(count: int) -> list[dict[str, Any]]:
     ]
 
 
-def lookup(door: Door, fake: FakeGitHub, login: str) -> Result:
-    return door(fake.workspace, {"login": login})
+def actor(door: Door, workspace: Path, arguments: dict[str, Any]) -> Answer:
+    """github_actor through `door`: a lone login as the `--login` flag on the CLI, anything else as --input."""
+    return door(workspace, "github_actor", arguments, encode=as_flags if set(arguments) == {"login"} else as_input)
 
 
-def expect_error(result: Result, code: str, message: str) -> None:
+def lookup(door: Door, fake: FakeGitHub, login: str) -> Answer:
+    return actor(door, fake.workspace, {"login": login})
+
+
+def expect_error(result: Answer, code: str, message: str) -> None:
     assert result.is_error
     assert result.document == {"error": {"code": code, "message": message, "operation": "github_actor"}}
     if result.exit_code is not None:
@@ -494,13 +502,13 @@ def test_boundary_logins_are_accepted(door: Door, fake_github: FakeGitHub, login
 
 
 def test_login_of_another_type_is_invalid_input(fake_github: FakeGitHub) -> None:
-    result = call_mcp(fake_github.workspace, {"login": 42})
+    result = actor(call_mcp, fake_github.workspace, {"login": 42})
     expect_error(result, "invalid_input", "login: expected a string, got an integer")
 
 
 def test_missing_login_and_unknown_fields_are_invalid_input(door: Door, fake_github: FakeGitHub) -> None:
-    expect_error(door(fake_github.workspace, {}), "invalid_input", "login: is required")
-    result = door(fake_github.workspace, {"login": "octocat", "per_page": 100})
+    expect_error(actor(door, fake_github.workspace, {}), "invalid_input", "login: is required")
+    result = actor(door, fake_github.workspace, {"login": "octocat", "per_page": 100})
     assert result.document["error"]["code"] == "invalid_input"
     assert result.document["error"]["message"].startswith("per_page: unknown field")
     assert fake_github.server.connections == 0
@@ -517,7 +525,7 @@ def test_api_url_with_a_path_prefix(door: Door, fake_github: FakeGitHub) -> None
 
 def test_http_api_url_is_a_configuration_error_on_the_cli(fake_github: FakeGitHub) -> None:
     fake_github.configure(api_url=f"http://127.0.0.1:{fake_github.server.port}")
-    result = call_cli(fake_github.workspace, {"login": "octocat"})
+    result = actor(call_cli, fake_github.workspace, {"login": "octocat"})
     assert result.exit_code == 2
     assert result.document["error"]["code"] == "invalid_input"
     assert "[github] api_url" in result.document["error"]["message"]
@@ -577,7 +585,7 @@ def test_tool_is_listed_as_open_world_and_read_only() -> None:
 
 
 def test_description_tells_the_agent_how_to_read_found_false() -> None:
-    text = github_actor.DESCRIPTION
+    text = listed_text("github_actor")
     for phrase in ('found=false means "could not confirm"', "login", "[bot]", "at most 10", "4 MiB", "15 s",
                    "redirects are never followed", "no retries", "1,024 bytes", "[github] api_url", "GITHUB_TOKEN",
                    "invalid_input", "upstream_unavailable", "404"):

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 import yaml
+from doors import Answer, as_flags
+from listing import listed_text
 
 from harness.investigate import lookup_rules
 from harness.investigate.rulefold import no_match_note
 from harness.text import canonjson
 from tests.investigate.baseline_support import (  # noqa: F401 - fixtures
-    Answer,
     clean_env_fixture,
-    door_fixture,
     workspace_fixture,
 )
 
@@ -108,13 +108,15 @@ VECTORS: list[tuple[dict[str, Any], list[str]]] = [
 def test_vectors_over_the_embedded_corpus(
     workspace: Path, door: Callable[..., Answer], arguments: dict[str, Any], rule_ids: list[str]
 ) -> None:
-    result = door(workspace, "lookup_rules", {"finding_id": "f-1", **arguments})
+    result = door(workspace, "lookup_rules", {"finding_id": "f-1", **arguments}, encode=as_flags)
     assert not result.is_error
     assert result.text == expected(rule_ids, arguments["finding_family"])
 
 
 def test_a_blank_family_passes_and_matches_nothing(workspace: Path, door: Callable[..., Answer]) -> None:
-    result = door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": " ", "maintenance_window": "true"})
+    result = door(
+        workspace, "lookup_rules", {"finding_id": "f", "finding_family": " ", "maintenance_window": "true"}, encode=as_flags
+    )
     assert result.text == expected([], " ", finding_id="f")
     # Echoed input is the JSON string of its sanitize_field form (docs/investigate.md §0): a blank family echoes as "".
     assert result.document["notes"] == no_match_note(" ") == no_match_note("")
@@ -165,7 +167,7 @@ def test_a_blank_family_passes_and_matches_nothing(workspace: Path, door: Callab
 def test_bad_arguments_are_invalid_input(
     workspace: Path, door: Callable[..., Answer], arguments: dict[str, Any], message: str | None
 ) -> None:
-    result = door(workspace, "lookup_rules", arguments)
+    result = door(workspace, "lookup_rules", arguments, encode=as_flags)
     assert result.is_error
     error = result.document["error"]
     assert (error["code"], error["operation"]) == ("invalid_input", "lookup_rules")
@@ -180,6 +182,7 @@ def test_sixty_four_metadata_entries_are_accepted(workspace: Path, door: Callabl
         workspace,
         "lookup_rules",
         {"finding_id": "f-1", "finding_family": "unusual-timing", "finding_metadata": metadata},
+        encode=as_flags,
     )
     assert result.text == expected(["R-001"], "unusual-timing")
 
@@ -191,6 +194,7 @@ def test_a_workspace_corpus_replaces_the_embedded_one(workspace: Path, door: Cal
         workspace,
         "lookup_rules",
         {"finding_id": "f-1", "finding_family": "Unusual-Timing", "maintenance_window": "true"},
+        encode=as_flags,
     )
     assert result.document == {
         "finding_id": "f-1",
@@ -209,7 +213,9 @@ def test_a_workspace_corpus_replaces_the_embedded_one(workspace: Path, door: Cal
 def test_rules_flag_names_the_corpus(workspace: Path, tmp_path: Path, door: Callable[..., Answer]) -> None:
     explicit = tmp_path / "explicit.yaml"
     explicit.write_bytes(ONE_RULE.replace(b"W-1", b"X-1"))
-    result = door(workspace, "lookup_rules", {"finding_id": "f-1", "finding_family": "unusual-timing"}, rules=explicit)
+    result = door(
+        workspace, "lookup_rules", {"finding_id": "f-1", "finding_family": "unusual-timing"}, rules=explicit, encode=as_flags
+    )
     assert [rule["id"] for rule in result.document["rules"]] == ["X-1"]
     assert result.document["corpus_sha256"] == hashlib.sha256(explicit.read_bytes()).hexdigest()
 
@@ -224,7 +230,7 @@ def _upstream(result: Answer) -> str:
 def test_a_broken_workspace_corpus_is_upstream_unavailable(workspace: Path, door: Callable[..., Answer]) -> None:
     (workspace / "rules").mkdir()
     (workspace / "rules" / "operator-decisions.yaml").write_text("version: 1\nrules: [\n")
-    message = _upstream(door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": "unusual-timing"}))
+    message = _upstream(door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": "unusual-timing"}, encode=as_flags))
     assert message.startswith("rule corpus workspace: invalid YAML at line ")
 
 
@@ -232,7 +238,7 @@ def test_a_workspace_corpus_path_that_is_a_directory_is_upstream_unavailable(
     workspace: Path, door: Callable[..., Answer]
 ) -> None:
     (workspace / "rules" / "operator-decisions.yaml").mkdir(parents=True)
-    message = _upstream(door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": "unusual-timing"}))
+    message = _upstream(door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": "unusual-timing"}, encode=as_flags))
     assert message.startswith("rule corpus workspace: ")
 
 
@@ -240,7 +246,7 @@ def test_a_missing_rules_file_is_upstream_unavailable(
     workspace: Path, tmp_path: Path, door: Callable[..., Answer]
 ) -> None:
     missing = tmp_path / "missing.yaml"
-    result = door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": "x"}, rules=missing)
+    result = door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": "x"}, rules=missing, encode=as_flags)
     assert _upstream(result) == f'rule corpus explicit: file "{missing}" does not exist'
 
 
@@ -248,7 +254,7 @@ def test_a_pin_mismatch_is_upstream_unavailable(
     workspace: Path, door: Callable[..., Answer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HARNESS_RULES_SHA256", "0" * 64)
-    message = _upstream(door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": "x"}))
+    message = _upstream(door(workspace, "lookup_rules", {"finding_id": "f", "finding_family": "x"}, encode=as_flags))
     assert message == f"rule corpus sha256 mismatch: expected {'0' * 64}, got {EMBEDDED_SHA256} (embedded corpus)"
 
 
@@ -258,12 +264,13 @@ def test_a_matching_pin_loads(workspace: Path, door: Callable[..., Answer]) -> N
         workspace,
         "lookup_rules",
         {"finding_id": "f-1", "finding_family": "unusual-timing", "maintenance_window": "true"},
+        encode=as_flags,
     )
     assert result.text == expected(["R-001"], "unusual-timing")
 
 
 def test_the_description_says_what_the_spec_asks() -> None:
-    text = lookup_rules.DESCRIPTION
+    text = listed_text("lookup_rules")
     for phrase in (
         'usually "true"',
         '(write "true", not true)',
@@ -272,7 +279,8 @@ def test_the_description_says_what_the_spec_asks() -> None:
         "a finding's event_ids feed search_events `ids`",
         "in corpus order",
         "whole value ignoring case",
-        "at most 64 entries, keys at most 128 bytes, values at most 1,024 bytes",
+        '"maxProperties": 64',
+        '"maxLength": 1024',
         "upstream_unavailable",
         "No match is a normal result",
     ):
@@ -304,7 +312,7 @@ def _by_id(rules: list[str], notes: str, finding_id: str = "f-1") -> dict[str, A
 def test_rule_ids_look_rules_up_by_id_ignoring_case(
     workspace: Path, door: Callable[..., Answer], rule_ids: list[str], rules: list[str], notes: str
 ) -> None:
-    result = door(workspace, "lookup_rules", {"finding_id": "f-1", "rule_ids": rule_ids})
+    result = door(workspace, "lookup_rules", {"finding_id": "f-1", "rule_ids": rule_ids}, encode=as_flags)
     assert not result.is_error, result.text
     assert result.document == _by_id(rules, notes)
 
@@ -318,7 +326,7 @@ def test_rule_ids_with_a_family_keep_the_named_rules_that_match(
         "maintenance_window": "true",
         "rule_ids": ["R-005", "R-001", "R-002", "R-999"],
     }
-    result = door(workspace, "lookup_rules", arguments)
+    result = door(workspace, "lookup_rules", arguments, encode=as_flags)
     assert result.document == _by_id(
         ["R-001"],
         'no rule with id "R-999" exists in the corpus '
@@ -359,7 +367,7 @@ def test_rule_ids_are_flags_on_the_cli(workspace: Path) -> None:
 def test_bad_rule_id_selections_are_invalid_input(
     workspace: Path, door: Callable[..., Answer], arguments: dict[str, Any], message: str
 ) -> None:
-    result = door(workspace, "lookup_rules", arguments)
+    result = door(workspace, "lookup_rules", arguments, encode=as_flags)
     assert result.is_error and result.exit_code in (2, None)
     assert result.document["error"] == {"code": "invalid_input", "message": message, "operation": "lookup_rules"}
 
@@ -368,5 +376,5 @@ def test_empty_predicate_values_without_a_family_are_not_assertions(
     workspace: Path, door: Callable[..., Answer]
 ) -> None:
     result = door(workspace, "lookup_rules", {"finding_id": "f-1", "rule_ids": ["R-008"], "scheduled": "",
-                                              "finding_metadata": {"deploy_release": ""}})
+                                              "finding_metadata": {"deploy_release": ""}}, encode=as_flags)
     assert result.document == _by_id(["R-008"], "")

@@ -7,22 +7,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doors import call_both
 from hypothesis import given
 from hypothesis import strategies as st
+from listing import listed_text
 from runners import run_cli
 
 from harness.investigate import search_events, views
 from harness.investigate.rulefold import no_match_note
+from harness.investigate.search_events import MAX_IDS, MAX_LIMIT, NOTE_EMPTY, NOTE_WINDOW_DROPPED
 from harness.rules import CorpusError, load_corpus
 from harness.text.casefold import MISSING, lookup
-from tests.investigate.ops_support import STORE_V, call, dumps, error, make_workspace
+from tests.investigate.ops_support import STORE_V, dumps, error, make_workspace
 
 OP = "search_events"
-WINDOW_NOTE = (
-    "the since/until window excluded all events, so it was dropped and unfiltered results are returned; check that "
-    "since/until match actual event timestamps."
-)
-EMPTY_NOTE = "no events matched the filter"
 
 VIEWS = {
     "e1": {
@@ -125,7 +123,7 @@ def ws_v(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_no_filter_returns_every_event_in_stream_order(ws_v: Path) -> None:
-    answer = call(ws_v, OP, {})
+    answer = call_both(ws_v, OP, {})
     assert answer.exit_code == 0
     assert answer.text == expected(ALL)
 
@@ -140,7 +138,7 @@ def test_no_filter_returns_every_event_in_stream_order(ws_v: Path) -> None:
     ],
 )
 def test_whole_value_filters_ignore_case_and_combine(ws_v: Path, arguments: dict[str, str], ids: list[str]) -> None:
-    assert call(ws_v, OP, arguments).text == expected(ids, **arguments)
+    assert call_both(ws_v, OP, arguments).text == expected(ids, **arguments)
 
 
 # Where the adapters write them (payload.target, payload.metadata.ip) and where hand-written events do (payload.ip).
@@ -173,7 +171,7 @@ def test_target_and_ip_filters_match_whole_values_ignoring_case(
     tmp_path: Path, arguments: dict[str, str], ids: list[str]
 ) -> None:
     workspace = make_workspace(tmp_path, events=TARGET_IP_EVENTS)
-    answer = call(workspace, OP, arguments)
+    answer = call_both(workspace, OP, arguments)
     assert answer.exit_code == 0
     assert [view["id"] for view in answer.document["events"]] == ids
     assert answer.document["total"] == len(ids)
@@ -186,53 +184,53 @@ def test_target_and_ip_cli_flags_and_sanitized_echo(tmp_path: Path) -> None:
     result = run_cli(["--workspace", str(workspace), OP, "--target", "okta dashboard", "--ip", "2001:db8::1"])
     assert result.exit_code == 0
     assert [view["id"] for view in result.json()["events"]] == ["ok-1"]
-    echoed = call(workspace, OP, {"target": "a\u202eb", "ip": "x\u0007"}).document["filter_applied"]
+    echoed = call_both(workspace, OP, {"target": "a\u202eb", "ip": "x\u0007"}).document["filter_applied"]
     assert (echoed["target"], echoed["ip"]) == ("ab", "x")
 
 
 def test_a_substring_matches_nothing(ws_v: Path) -> None:
-    assert call(ws_v, OP, {"actor": "bar"}).text == expected([], actor="bar", notes=EMPTY_NOTE)
+    assert call_both(ws_v, OP, {"actor": "bar"}).text == expected([], actor="bar", notes=NOTE_EMPTY)
 
 
 def test_window_applies_inclusively(ws_v: Path) -> None:
-    answer = call(ws_v, OP, {"since": "2026-04-10T10:30:00Z", "until": "2026-04-10T11:30:00Z"})
+    answer = call_both(ws_v, OP, {"since": "2026-04-10T10:30:00Z", "until": "2026-04-10T11:30:00Z"})
     assert answer.text == expected(
         ["e3"], effective="applied", since="2026-04-10T10:30:00Z", until="2026-04-10T11:30:00Z"
     )
-    edges = call(ws_v, OP, {"since": "2026-04-10T10:00:00Z", "until": "2026-04-10T12:00:00Z"})
+    edges = call_both(ws_v, OP, {"since": "2026-04-10T10:00:00Z", "until": "2026-04-10T12:00:00Z"})
     assert edges.text == expected(
         ["e2", "e3", "e4"], effective="applied", since="2026-04-10T10:00:00Z", until="2026-04-10T12:00:00Z"
     )
 
 
 def test_an_offset_bound_is_rendered_in_utc(ws_v: Path) -> None:
-    answer = call(ws_v, OP, {"since": "2026-04-10T12:00:00+02:00"})
+    answer = call_both(ws_v, OP, {"since": "2026-04-10T12:00:00+02:00"})
     assert answer.text == expected(["e2", "e3", "e4", "cafe1234"], effective="applied", since="2026-04-10T10:00:00Z")
 
 
 def test_a_date_until_means_the_last_instant_of_that_day(ws_v: Path) -> None:
-    answer = call(ws_v, OP, {"until": "2026-04-10"})
+    answer = call_both(ws_v, OP, {"until": "2026-04-10"})
     assert answer.text == expected(ALL, effective="applied", until="2026-04-10T23:59:59.999999Z")
 
 
 def test_a_window_excluding_every_match_is_dropped(ws_v: Path) -> None:
-    answer = call(ws_v, OP, {"actor": "baron", "since": "2026-04-15"})
+    answer = call_both(ws_v, OP, {"actor": "baron", "since": "2026-04-15"})
     assert answer.text == expected(
-        ["e1", "e4"], actor="baron", effective="dropped", since="2026-04-15T00:00:00Z", notes=WINDOW_NOTE
+        ["e1", "e4"], actor="baron", effective="dropped", since="2026-04-15T00:00:00Z", notes=NOTE_WINDOW_DROPPED
     )
 
 
 def test_an_inverted_window_is_dropped(ws_v: Path) -> None:
-    answer = call(ws_v, OP, {"since": "2026-04-11", "until": "2026-04-09"})
+    answer = call_both(ws_v, OP, {"since": "2026-04-11", "until": "2026-04-09"})
     assert answer.text == expected(
-        ALL, effective="dropped", since="2026-04-11T00:00:00Z", until="2026-04-09T23:59:59.999999Z", notes=WINDOW_NOTE
+        ALL, effective="dropped", since="2026-04-11T00:00:00Z", until="2026-04-09T23:59:59.999999Z", notes=NOTE_WINDOW_DROPPED
     )
 
 
 def test_a_window_over_an_empty_match_stays_applied(ws_v: Path) -> None:
-    answer = call(ws_v, OP, {"actor": "nobody", "since": "2026-04-15"})
+    answer = call_both(ws_v, OP, {"actor": "nobody", "since": "2026-04-15"})
     assert answer.text == expected(
-        [], actor="nobody", effective="applied", since="2026-04-15T00:00:00Z", notes=EMPTY_NOTE
+        [], actor="nobody", effective="applied", since="2026-04-15T00:00:00Z", notes=NOTE_EMPTY
     )
 
 
@@ -248,20 +246,21 @@ def test_a_window_over_an_empty_match_stays_applied(ws_v: Path) -> None:
     ],
 )
 def test_ids_filter(ws_v: Path, requested: list[str], ids: list[str]) -> None:
-    answer = call(ws_v, OP, {"ids": requested})
-    assert answer.text == expected(ids, notes="" if ids else EMPTY_NOTE)
+    answer = call_both(ws_v, OP, {"ids": requested})
+    assert answer.text == expected(ids, notes="" if ids else NOTE_EMPTY)
 
 
 def test_ids_combine_with_the_other_filters(ws_v: Path) -> None:
-    answer = call(ws_v, OP, {"ids": ["e1", "e2", "e4"], "type": "push"})
+    answer = call_both(ws_v, OP, {"ids": ["e1", "e2", "e4"], "type": "push"})
     assert answer.text == expected(["e1", "e2"], type="push")
 
 
 def test_limit_truncates_with_a_note(ws_v: Path) -> None:
     note = (
-        "showing the oldest 2 of 5 matching events; narrow the filters, move since later or raise limit (at most 2000)."
+        "showing the oldest 2 of 5 matching events; narrow the filters, move since later or raise limit "
+        f"(at most {MAX_LIMIT})."
     )
-    assert call(ws_v, OP, {"limit": 2}).text == expected(["e1", "e2"], total=5, notes=note)
+    assert call_both(ws_v, OP, {"limit": 2}).text == expected(["e1", "e2"], total=5, notes=note)
 
 
 # A CloudTrail-like export: DeleteTrail at 20:53 is listed after the 20:57 events (its offset makes its string sort
@@ -310,7 +309,7 @@ def ws_trail(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_events_come_oldest_first_whatever_the_export_order(
     ws_trail: Path, arguments: dict[str, Any], shown: list[tuple[str, str]], total: int
 ) -> None:
-    answer = call(ws_trail, OP, arguments)
+    answer = call_both(ws_trail, OP, arguments)
     events = answer.document["events"]
     assert [(e["id"], e["timestamp"]) for e in events] == [(i, f"2026-03-02T{t}Z") for i, t in shown]
     assert (answer.document["total"], answer.document["truncated"]) == (total, total > len(shown))
@@ -319,17 +318,17 @@ def test_events_come_oldest_first_whatever_the_export_order(
 
 
 def test_rules_fold_independently_of_the_events(ws_v: Path) -> None:
-    answer = call(
+    answer = call_both(
         ws_v,
         OP,
         {"actor": "nobody", "finding_family": "UNUSUAL-TIMING", "finding_metadata": {"maintenanceWindow": "TRUE"}},
     )
-    assert answer.text == expected([], actor="nobody", notes=EMPTY_NOTE, rules=[embedded_rule("R-001")])
+    assert answer.text == expected([], actor="nobody", notes=NOTE_EMPTY, rules=[embedded_rule("R-001")])
 
 
 def test_no_rules_without_a_family(ws_v: Path) -> None:
     arguments = {"finding_family": "", "finding_metadata": {"maintenance_window": "true"}}
-    assert call(ws_v, OP, arguments).text == expected(ALL)
+    assert call_both(ws_v, OP, arguments).text == expected(ALL)
 
 
 @pytest.mark.parametrize(
@@ -342,8 +341,8 @@ def test_no_rules_without_a_family(ws_v: Path) -> None:
 )
 def test_a_fold_matching_no_rule_says_so_as_lookup_rules_does(ws_v: Path, arguments: dict[str, Any]) -> None:
     note = no_match_note(arguments["finding_family"])
-    assert call(ws_v, OP, arguments).text == expected(ALL, notes=note)
-    lookup = call(ws_v, "lookup_rules", {"finding_id": "f1", **arguments})
+    assert call_both(ws_v, OP, arguments).text == expected(ALL, notes=note)
+    lookup = call_both(ws_v, "lookup_rules", {"finding_id": "f1", **arguments})
     assert lookup.document["rules"] == [] and lookup.document["notes"] == note
 
 
@@ -354,7 +353,7 @@ def test_a_broken_workspace_corpus_becomes_a_note(tmp_path: Path) -> None:
     with pytest.raises(CorpusError) as raised:
         load_corpus(explicit=None, workspace=workspace, pin=None)
     assert str(raised.value).startswith("rule corpus workspace: ")
-    answer = call(workspace, OP, {"finding_family": "unusual-timing"})
+    answer = call_both(workspace, OP, {"finding_family": "unusual-timing"})
     assert answer.exit_code == 0
     assert answer.text == expected(ALL, notes=f"rule matching skipped: {raised.value}")
 
@@ -366,26 +365,27 @@ def test_notes_come_in_the_specified_order(tmp_path: Path) -> None:
     with pytest.raises(CorpusError) as raised:
         load_corpus(explicit=None, workspace=workspace, pin=None)
     truncation = (
-        "showing the oldest 1 of 2 matching events; narrow the filters, move since later or raise limit (at most 2000)."
+        "showing the oldest 1 of 2 matching events; narrow the filters, move since later or raise limit "
+        f"(at most {MAX_LIMIT})."
     )
-    answer = call(workspace, OP, {"actor": "baron", "since": "2027-01-01", "limit": 1, "finding_family": "x"})
+    answer = call_both(workspace, OP, {"actor": "baron", "since": "2027-01-01", "limit": 1, "finding_family": "x"})
     assert answer.text == expected(
         ["e1"],
         total=2,
         actor="baron",
         effective="dropped",
         since="2027-01-01T00:00:00Z",
-        notes=f"{WINDOW_NOTE} rule matching skipped: {raised.value} {truncation}",
+        notes=f"{NOTE_WINDOW_DROPPED} rule matching skipped: {raised.value} {truncation}",
     )
-    empty = call(workspace, OP, {"actor": "nobody", "finding_family": "x"})
-    assert empty.text == expected([], actor="nobody", notes=f"rule matching skipped: {raised.value} {EMPTY_NOTE}")
+    empty = call_both(workspace, OP, {"actor": "nobody", "finding_family": "x"})
+    assert empty.text == expected([], actor="nobody", notes=f"rule matching skipped: {raised.value} {NOTE_EMPTY}")
 
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
         ({"limit": 0}, "limit: must be at least 1, got 0"),
-        ({"limit": 2001}, "limit: must be at most 2000, got 2001"),
+        ({"limit": MAX_LIMIT + 1}, f"limit: must be at most {MAX_LIMIT}, got {MAX_LIMIT + 1}"),
         (
             {"since": "yesterday"},
             'since: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "yesterday"',
@@ -408,7 +408,7 @@ def test_notes_come_in_the_specified_order(tmp_path: Path) -> None:
                 "limit, finding_family, finding_metadata"
             ),
         ),
-        ({"ids": ["e1"] * 101}, "ids: must have at most 100 items, got 101"),
+        ({"ids": ["e1"] * (MAX_IDS + 1)}, f"ids: must have at most {MAX_IDS} items, got {MAX_IDS + 1}"),
         (
             {"finding_metadata": {"maintenance_window": True}},
             "finding_metadata.maintenance_window: expected a string, got a boolean",
@@ -443,7 +443,7 @@ def test_invalid_input_names_the_field(tmp_path: Path, arguments: dict[str, Any]
             {"id": "evt-2", "timestamp": "2026-04-10T09:00:00Z"},
         ],
     )
-    answer = call(workspace, OP, arguments)
+    answer = call_both(workspace, OP, arguments)
     assert answer.exit_code == 2
     assert answer.text == dumps(error(OP, "invalid_input", message))
 
@@ -479,7 +479,7 @@ def test_cli_flags_reach_the_same_answer(ws_v: Path) -> None:
 def test_missing_store_reads_as_empty(tmp_path: Path) -> None:
     workspace = tmp_path / "bare"
     workspace.mkdir()
-    assert call(workspace, OP, {}).text == expected([], notes=EMPTY_NOTE)
+    assert call_both(workspace, OP, {}).text == expected([], notes=NOTE_EMPTY)
     assert not (workspace / "store").exists()
 
 
@@ -487,7 +487,7 @@ def test_unreadable_store_is_upstream_unavailable(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "store").write_text("not a repository")
-    answer = call(workspace, OP, {})
+    answer = call_both(workspace, OP, {})
     assert answer.exit_code == 3
     assert answer.document["error"]["code"] == "upstream_unavailable"
     assert answer.document["error"]["message"].startswith("store unavailable: ")
@@ -513,7 +513,7 @@ SPEC_PAYLOAD = {
 
 def _view_of(tmp_path: Path, payload: Any) -> dict[str, Any]:
     workspace = make_workspace(tmp_path, events=[{"id": "x1", "timestamp": "2026-04-10T09:00:00Z", "payload": payload}])
-    answer = call(workspace, OP, {})
+    answer = call_both(workspace, OP, {})
     (view,) = answer.document["events"]
     return view
 
@@ -587,7 +587,7 @@ def test_identifiers_are_never_rewritten(tmp_path: Path) -> None:
             }
         ],
     )
-    (view,) = call(workspace, OP, {"actor": "BARON"}).document["events"]
+    (view,) = call_both(workspace, OP, {"actor": "BARON"}).document["events"]
     assert {k: view[k] for k in ("id", "source", "type", "actor", "timestamp")} == {
         "id": "ID-Mixed",
         "source": "AzUre",
@@ -655,7 +655,7 @@ def resolution_workspaces(tmp_path_factory: pytest.TempPathFactory) -> dict[str,
 def test_id_resolution_table(
     resolution_workspaces: dict[str, Path], store: str, requested: str, resolved: list[str]
 ) -> None:
-    answer = call(resolution_workspaces[store], OP, {"ids": [requested]})
+    answer = call_both(resolution_workspaces[store], OP, {"ids": [requested]})
     assert answer.exit_code == 0
     assert [event["id"] for event in answer.document["events"]] == resolved
 
@@ -683,13 +683,13 @@ def test_id_resolution_table(
 def test_an_ambiguous_prefix_fails_the_call(
     resolution_workspaces: dict[str, Path], store: str, requested: str, message: str
 ) -> None:
-    answer = call(resolution_workspaces[store], OP, {"ids": ["e1", requested]})
+    answer = call_both(resolution_workspaces[store], OP, {"ids": ["e1", requested]})
     assert answer.exit_code == 2
     assert answer.text == dumps(error(OP, "invalid_input", message))
 
 
 def test_description_tells_the_agent_how_to_search() -> None:
-    text = search_events.DESCRIPTION
+    text = listed_text("search_events")
     for phrase in (
         "oldest first by timestamp",
         "in the order they were ingested",
@@ -701,16 +701,16 @@ def test_description_tells_the_agent_how_to_search() -> None:
         '"true", not true',
         "`event_ids`",
         "feed `ids`",
-        "default 200",
+        '"default": 200',
         "1..2000",
-        "at most 100 entries",
+        '"maxItems": 100',
         "RFC3339",
         "2026-04-10",
         "dropped",
-        "at most 64 entries",
-        "at most 1,024 bytes",
-        "at most 128 bytes",
-        "at most 256 bytes",
+        '"maxProperties": 64',
+        '"maxLength": 1024',
+        '"maxLength": 128',
+        '"maxLength": 256',
         "invalid_input",
         "upstream_unavailable",
         "get_raw_event",

@@ -6,12 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doors import call_both
+from listing import listed_text
 
-from harness.investigate import search_findings
-from tests.investigate.ops_support import STORE_F, call, dumps, error, make_workspace
+from harness.investigate.search_events import MAX_IDS, MAX_LIMIT
+from harness.investigate.search_findings import NOTE_EMPTY
+from tests.investigate.ops_support import STORE_F, dumps, error, make_workspace
 
 OP = "search_findings"
-EMPTY_NOTE = "no findings matched the filter"
 
 
 def stored(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
@@ -67,33 +69,33 @@ def ws_f(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ],
 )
 def test_store_f_vectors(ws_f: Path, arguments: dict[str, Any], ids: list[str]) -> None:
-    answer = call(ws_f, OP, arguments)
+    answer = call_both(ws_f, OP, arguments)
     assert answer.exit_code == 0
     assert answer.text == expected(ids)
 
 
 def test_event_ids_of_a_finding_come_back(ws_f: Path) -> None:
-    (finding,) = call(ws_f, OP, {"ids": ["cafe1234"]}).document["findings"]
+    (finding,) = call_both(ws_f, OP, {"ids": ["cafe1234"]}).document["findings"]
     assert finding["event_ids"] == ["cafe1234"]
     assert finding["evidence"] == {"event_id": "cafe1234"}
 
 
 def test_no_match_is_an_empty_result_with_a_note(ws_f: Path) -> None:
-    assert call(ws_f, OP, {"type": "forge"}).text == expected([], notes=EMPTY_NOTE)
+    assert call_both(ws_f, OP, {"type": "forge"}).text == expected([], notes=NOTE_EMPTY)
 
 
 def test_a_finding_without_timestamp_is_excluded_by_any_since(ws_f: Path) -> None:
-    answer = call(ws_f, OP, {"actor": "ops", "since": "0001-01-01"})
-    assert answer.text == expected([], notes=EMPTY_NOTE)
-    assert call(ws_f, OP, {"actor": "ops"}).text == expected(["f5"])
+    answer = call_both(ws_f, OP, {"actor": "ops", "since": "0001-01-01"})
+    assert answer.text == expected([], notes=NOTE_EMPTY)
+    assert call_both(ws_f, OP, {"actor": "ops"}).text == expected(["f5"])
 
 
 def test_limit_truncates_with_a_note(ws_f: Path) -> None:
     note = (
         "showing the oldest 3 of 5 matching findings; narrow the filters, move since later or raise limit "
-        "(at most 2000)."
+        f"(at most {MAX_LIMIT})."
     )
-    assert call(ws_f, OP, {"limit": 3}).text == expected(["f1", "f2", "f3"], total=5, notes=note)
+    assert call_both(ws_f, OP, {"limit": 3}).text == expected(["f1", "f2", "f3"], total=5, notes=note)
 
 
 # Findings as a detector exported them: not in time order, two at one instant, two without a timestamp.
@@ -124,19 +126,19 @@ def ws_out_of_order(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_findings_come_oldest_first_and_undated_last(
     ws_out_of_order: Path, arguments: dict[str, Any], ids: list[str], total: int
 ) -> None:
-    answer = call(ws_out_of_order, OP, arguments)
+    answer = call_both(ws_out_of_order, OP, arguments)
     assert [finding["id"] for finding in answer.document["findings"]] == ids
     assert (answer.document["total"], answer.document["truncated"]) == (total, total > len(ids))
 
 
 @pytest.mark.parametrize("requested", ["cafe1234", "CAFE1234", "cafe", "finding-cafe"])
 def test_finding_id_resolution(ws_f: Path, requested: str) -> None:
-    assert call(ws_f, OP, {"ids": [requested]}).text == expected(["finding-cafe1234"])
+    assert call_both(ws_f, OP, {"ids": [requested]}).text == expected(["finding-cafe1234"])
 
 
 def test_an_ambiguous_finding_prefix_fails(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path, findings=[{"id": "finding-ab12"}, {"id": "finding-ab34"}])
-    answer = call(workspace, OP, {"ids": ["finding-ab"]})
+    answer = call_both(workspace, OP, {"ids": ["finding-ab"]})
     assert answer.text == dumps(
         error(
             OP,
@@ -155,7 +157,7 @@ def test_reason_and_evidence_strings_are_sanitized_but_keys_and_ids_are_not(tmp_
         "evidence": {"Note\u00e9": "x\u200by\tz", "list": [" pad ", 3, {"deep": "\u0000q"}], "event_ids": ["E-1"]},
     }
     workspace = make_workspace(tmp_path, findings=[record])
-    answer = call(workspace, OP, {})
+    answer = call_both(workspace, OP, {})
     assert answer.text == dumps(
         {
             "findings": [
@@ -180,7 +182,7 @@ def test_reason_and_evidence_strings_are_sanitized_but_keys_and_ids_are_not(tmp_
 
 def test_a_long_reason_is_capped_visibly(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path, findings=[{"id": "f1", "reason": "r" * 5000}])
-    (finding,) = call(workspace, OP, {}).document["findings"]
+    (finding,) = call_both(workspace, OP, {}).document["findings"]
     assert finding["reason"] == "r" * 1012 + " [truncated]"
 
 
@@ -196,8 +198,8 @@ def test_a_long_reason_is_capped_visibly(tmp_path: Path) -> None:
             'since: expected an RFC3339 timestamp such as 2026-04-10T09:00:00Z or a date such as 2026-04-10, got "yesterday"',
         ),
         ({"limit": 0}, "limit: must be at least 1, got 0"),
-        ({"limit": 2001}, "limit: must be at most 2000, got 2001"),
-        ({"ids": ["x"] * 101}, "ids: must have at most 100 items, got 101"),
+        ({"limit": MAX_LIMIT + 1}, f"limit: must be at most {MAX_LIMIT}, got {MAX_LIMIT + 1}"),
+        ({"ids": ["x"] * (MAX_IDS + 1)}, f"ids: must have at most {MAX_IDS} items, got {MAX_IDS + 1}"),
         (
             {"finding_family": "x"},
             "finding_family: unknown field; the accepted fields are actor, source, type, ids, since, limit",
@@ -206,7 +208,7 @@ def test_a_long_reason_is_capped_visibly(tmp_path: Path) -> None:
     ],
 )
 def test_invalid_input_names_the_field(ws_f: Path, arguments: dict[str, Any], message: str) -> None:
-    answer = call(ws_f, OP, arguments)
+    answer = call_both(ws_f, OP, arguments)
     assert answer.exit_code == 2
     assert answer.text == dumps(error(OP, "invalid_input", message))
 
@@ -214,11 +216,11 @@ def test_invalid_input_names_the_field(ws_f: Path, arguments: dict[str, Any], me
 def test_missing_store_reads_as_empty(tmp_path: Path) -> None:
     workspace = tmp_path / "bare"
     workspace.mkdir()
-    assert call(workspace, OP, {}).text == expected([], notes=EMPTY_NOTE)
+    assert call_both(workspace, OP, {}).text == expected([], notes=NOTE_EMPTY)
 
 
 def test_description_tells_the_agent_how_to_search() -> None:
-    text = search_findings.DESCRIPTION
+    text = listed_text("search_findings")
     for phrase in (
         "oldest first by timestamp",
         "findings without a timestamp last",
@@ -228,13 +230,13 @@ def test_description_tells_the_agent_how_to_search() -> None:
         "usually actors",
         "`event_ids`",
         "feed search_events `ids`",
-        "default 200",
+        '"default": 200',
         "1..2000",
-        "at most 100 entries",
+        '"maxItems": 100',
         "RFC3339",
         "2026-04-10",
         "excluded",
-        "at most 256 bytes",
+        '"maxLength": 256',
         "invalid_input",
         "upstream_unavailable",
     ):

@@ -14,7 +14,7 @@ import pytest
 from store_support import canonical, commit_files, event, git, line
 
 from harness.store import RecordFilter, Store
-from harness.store.index import READ_POOL_SIZE
+from harness.store.index_backends import READ_POOL_SIZE
 from harness.store.query import StoreView
 
 FILTERS = [

@@ -11,7 +11,7 @@ import pytest
 from store_support import event
 
 from harness.store import RecordFilter, Store
-from harness.store.index import SCHEMA_VERSION
+from harness.store.index_schema import SCHEMA_VERSION
 from harness.store.query import StoreView
 
 T = 1_772_484_000_000_000  # 2026-03-02T20:40:00Z

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
+from doors import call_both, mcp_calls
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from runners import run_cli
@@ -20,7 +20,6 @@ from harness.dispatch import CallContext, dispatch
 from harness.schemas import input_schema
 from harness.surface import OPERATIONS
 from harness.text.sanitize import INVISIBLE, is_clean, sanitize_field
-from tests.investigate.ops_support import call, mcp_texts
 
 HOSTILE = [
     "a\x00b",
@@ -81,7 +80,7 @@ def test_echoed_inputs_come_back_sanitized_on_both_doors(
     workspaces: dict[str, Path], operation: str, field: str, path: tuple[str, ...], others: dict[str, Any], kind: str
 ) -> None:
     for value in HOSTILE:
-        answer = call(workspaces[kind], operation, {**others, field: value})
+        answer = call_both(workspaces[kind], operation, {**others, field: value})
         assert not answer.is_error, answer.text
         assert _at(answer.document, path) == sanitize_field(value), repr(value)
         for text in _strings(answer.document):
@@ -120,7 +119,7 @@ def test_no_result_or_error_of_any_operation_carries_an_invisible_character(
 ) -> None:
     workspace = workspaces["sample"]
     calls = _hostile_calls(operation)
-    texts = anyio.run(mcp_texts, workspace, calls)
+    texts = mcp_calls(workspace, calls)
     for (_, arguments), (text, _) in zip(calls, texts, strict=True):
         cli = run_cli(["--workspace", str(workspace), operation, "--input", json.dumps(arguments)])
         assert cli.stdout == text + "\n"

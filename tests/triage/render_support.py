@@ -1,37 +1,31 @@
-"""Support for the renderer tests: real verified results from fp_agent_verify, and both front doors."""
+"""Support for the renderer tests: real verified results from fp_agent_verify, and their workspaces."""
 
 from __future__ import annotations
 
 import copy
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import anyio
 import trustme
-from mcp import Client
-from runners import run_cli
+from doors import as_files
 from triage_samples import tp_sample, v0
 from watcher import RULES_PATH, edit_diff
 
 from harness.config import Overrides, load_settings
 from harness.context import build_context
-from harness.errors import EXIT_CODES
-from harness.mcp_server import build_server
-from harness.surface import OPERATIONS
 from harness.triage import fp_agent_verify
 from harness.triage.verdict import validate_verdict
 from harness.triage.verify import verified_findings_table
-from tests.net.https_server import HttpsServer
-from tests.triage.fake_aur import (
+from tests.aur.fake_aur import (
     TAKEDOWN_PROVENANCE,
     FakeAur,
     install_demo_bin,
     install_typo,
 )
+from tests.net.https_server import HttpsServer
 
 VERIFY_DAY = datetime(2026, 1, 14, 9, 30, tzinfo=UTC)
 RULES_FIX = {"path": RULES_PATH, "diff": edit_diff(2, 'RULE_002 = "fixed"')}
@@ -160,65 +154,8 @@ def reverified(result: dict[str, Any], edit: Callable[[dict[str, Any]], None]) -
     return copied
 
 
-@dataclass
-class Answer:
-    """One call as both front doors answered it (byte parity already asserted)."""
-
-    document: dict[str, Any]
-    text: str
-    exit_code: int
-
-    @property
-    def error(self) -> dict[str, Any]:
-        return dict(self.document.get("error", {}))
-
-
-def _cli_args(operation: str, arguments: dict[str, Any], scratch: Path) -> list[str]:
-    args = [operation]
-    for key, value in arguments.items():
-        flag = "--" + key.replace("_", "-")
-        if isinstance(value, dict):
-            path = scratch / f"{key}.json"
-            path.write_text(json.dumps(value, indent=1))
-            args += [flag, str(path)]
-        else:
-            args += [flag, str(value)]
-    return args
-
-
-def call_cli(workspace: Path, operation: str, arguments: dict[str, Any]) -> Answer:
-    """The call through the in-process CLI: flags, object inputs written to files."""
-    cli = run_cli(["--workspace", str(workspace), *_cli_args(operation, arguments, workspace)])
-    return Answer(json.loads(cli.stdout), cli.stdout.removesuffix("\n"), cli.exit_code)
-
-
-def call_mcp(workspace: Path, operation: str, arguments: dict[str, Any]) -> tuple[Answer, Any]:
-    """The call through the in-memory MCP client; the exit code is the CLI's for the same error code."""
-    context = build_context(load_settings(Overrides(workspace=workspace)))
-
-    async def over_mcp() -> Any:
-        async with Client(build_server(OPERATIONS, context)) as client:
-            return await client.call_tool(operation, arguments)
-
-    try:
-        mcp = anyio.run(over_mcp)
-    finally:
-        context.close()
-    (content,) = mcp.content
-    document = json.loads(content.text)
-    if not mcp.is_error:
-        assert mcp.structured_content == document
-    code = EXIT_CODES[document["error"]["code"]] if mcp.is_error else 0
-    return Answer(document, content.text, code), mcp
-
-
-def call_both(workspace: Path, operation: str, arguments: dict[str, Any]) -> Answer:
-    """The call through both front doors; asserts byte parity and returns the CLI's answer."""
-    cli = call_cli(workspace, operation, arguments)
-    mcp, _ = call_mcp(workspace, operation, arguments)
-    assert cli.text == mcp.text, f"CLI and MCP differ for {operation}"
-    assert cli.exit_code == mcp.exit_code
-    return cli
+# The renderers' CLI reads the result (an object) from a file; MCP takes it inline.
+OBJECT_FILES = as_files()
 
 
 def render_workspace(root: Path, watcher: Path | None) -> Path:

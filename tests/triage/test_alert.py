@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 import trustme
-from render_support import Answer, call_both, fresh, render_workspace, verify_all
+from doors import Answer, call_both
+from render_support import OBJECT_FILES, fresh, render_workspace, verify_all
 
 from harness import __version__
 from harness.errors import InvalidInput
@@ -34,7 +35,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def alert(ws: Path, result: dict[str, Any]) -> Answer:
-    answer = call_both(ws, "fp_agent_alert", {"result": result})
+    answer = call_both(ws, "fp_agent_alert", {"result": result}, encode=OBJECT_FILES)
     if answer.exit_code == 0:
         check_tree(answer.document, envelope_mode)
     return answer
@@ -119,7 +120,7 @@ def test_section_10_applies(ws: Path, results: dict[str, dict[str, Any]]) -> Non
     bad = fresh(results, "A14")
     bad["rationale"] = "x"
     assert alert(ws, bad).error["message"].startswith("result: rationale: unknown field")
-    answer = call_both(ws, "fp_agent_alert", {})
+    answer = call_both(ws, "fp_agent_alert", {}, encode=OBJECT_FILES)
     assert answer.error["message"] == "result: is required"
 
 

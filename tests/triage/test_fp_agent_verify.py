@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import trustme
+from doors import Answer, Door, as_files, call_both, call_cli, call_mcp
 from runners import run_cli
 
 from harness.aur.client import AurClient, build_aur_client
@@ -19,9 +20,7 @@ from harness.triage.result import parse_result
 from harness.triage.services import aur
 from harness.triage.verdict import load_verdict
 from harness.triage.verify import join_sentences, verify
-from tests.net.https_server import HttpsServer, Reply
-from tests.triage.conftest import Answer, Door, call_cli, call_mcp
-from tests.triage.fake_aur import (
+from tests.aur.fake_aur import (
     A1,
     B2,
     C3,
@@ -43,6 +42,7 @@ from tests.triage.fake_aur import (
     rpc_document,
     rpc_target,
 )
+from tests.net.https_server import HttpsServer, Reply
 from tests.triage.triage_samples import V0_SHA256, tp_sample, v0
 
 V0_SUPPRESSION_REASON = (
@@ -54,6 +54,15 @@ TABLE_HEAD = "| Rule | File | Line | Check | Result |\n|---|---|---|---|---|\n"
 RPC_DEMO = rpc_target("tiny-demo-bin")
 PKGBUILD_B2 = plain_target("tiny-demo-bin", B2, "PKGBUILD")
 FIXED_CLOCK = datetime(2026, 1, 15, 23, 59, 59, tzinfo=UTC)
+
+
+# The CLI reads the verdict from a file; a string verdict is the file's text as it is.
+VERDICT_FILE = as_files("verdict", indent=2)
+
+
+def verify_via(door: Door, workspace: Path, verdict: Any, **options: Any) -> Answer:
+    """fp_agent_verify through `door` (`options` as doors.py's, e.g. `prepare` on MCP)."""
+    return door(workspace, "fp_agent_verify", {"verdict": verdict}, encode=VERDICT_FILE, **options)
 
 
 def ok(answer: Answer) -> dict[str, Any]:
@@ -114,7 +123,7 @@ def demo(fake_aur: FakeAur) -> FakeAur:
 
 
 def test_a1_v0_is_verified_with_exactly_the_seven_requests(demo: FakeAur, door: Door) -> None:
-    result = ok(door(demo.workspace, v0()))
+    result = ok(verify_via(door, demo.workspace, v0()))
     assert demo.targets() == DEMO_TARGETS
     assert (result["verified"], result["reason"]) == (True, "all checks passed")
     assert (result["verdict"], result["package"], result["pkgbase"]) == ("FP", "tiny-demo-bin", "tiny-demo-bin")
@@ -167,16 +176,16 @@ def test_a1_v0_is_verified_with_exactly_the_seven_requests(demo: FakeAur, door: 
     assert result["ioc_entries"] == []
 
 
-def test_cli_and_mcp_give_identical_bytes(demo: FakeAur, both_doors: Callable[..., Answer]) -> None:
-    first = both_doors(demo.workspace, v0())
-    second = both_doors(demo.workspace, v0())
+def test_cli_and_mcp_give_identical_bytes(demo: FakeAur) -> None:
+    first = verify_via(call_both, demo.workspace, v0())
+    second = verify_via(call_both, demo.workspace, v0())
     assert first.text == second.text
 
 
 def test_the_cli_takes_inline_json_too(demo: FakeAur) -> None:
     inline = run_cli(["--workspace", str(demo.workspace), "fp_agent_verify", "--verdict", json.dumps(v0())])
     assert inline.exit_code == 0
-    assert inline.stdout == call_cli(demo.workspace, v0()).text + "\n"
+    assert inline.stdout == verify_via(call_cli, demo.workspace, v0()).text + "\n"
 
 
 def test_the_suppression_date_comes_from_the_clock(demo: FakeAur) -> None:
@@ -195,7 +204,7 @@ def test_the_suppression_date_comes_from_the_clock(demo: FakeAur) -> None:
 
 def test_a2_a_changed_scriptlet_is_not_verified(fake_aur: FakeAur, door: Door) -> None:
     install_demo_bin(fake_aur, "changed")
-    result = ok(door(fake_aur.workspace, v0()))
+    result = ok(verify_via(door, fake_aur.workspace, v0()))
     assert result["verified"] is False
     assert result["reason"] == "install scriptlet tiny-demo.install differs between commits (+1 -0 lines)"
     assert (result["suppressions"], result["report_entry"]) == ([], None)
@@ -204,7 +213,7 @@ def test_a2_a_changed_scriptlet_is_not_verified(fake_aur: FakeAur, door: Door) -
 
 def test_a3_crlf_line_endings_are_verified(fake_aur: FakeAur, door: Door) -> None:
     install_demo_bin(fake_aur, "crlf")
-    result = ok(door(fake_aur.workspace, v0()))
+    result = ok(verify_via(door, fake_aur.workspace, v0()))
     assert (result["verified"], result["reason"]) == (True, "all checks passed")
     assert result["snapshot"]["install_sha256"] != SCRIPTLET_SHA256
 
@@ -212,7 +221,7 @@ def test_a3_crlf_line_endings_are_verified(fake_aur: FakeAur, door: Door) -> Non
 def test_a4_a_wrong_claimed_version_is_not_verified(demo: FakeAur, door: Door) -> None:
     verdict = v0()
     verdict["transition"]["new_version"] = "1.0.2-1"
-    result = ok(door(demo.workspace, verdict))
+    result = ok(verify_via(door, demo.workspace, verdict))
     assert result["verified"] is False
     assert result["reason"] == f".SRCINFO at commit {B2} gives version 1.0.1-1, verdict claims 1.0.2-1"
     assert check_names(result) == [("schema", True), ("aur_rpc", True), ("snapshot", False)]
@@ -224,7 +233,7 @@ def test_a5_a_rule_without_deterministic_check_is_not_verified(demo: FakeAur, do
     verdict = v0()
     verdict["evidence"] = [{"rule_id": "G005", "file": "PKGBUILD", "line": 1, "claim": "Benign."}]
     verdict["proposed_changes"][0]["rule_id"] = "G005"
-    result = ok(door(demo.workspace, verdict))
+    result = ok(verify_via(door, demo.workspace, verdict))
     assert (result["verified"], result["reason"]) == (False, "no deterministic check for rule G005")
     assert check_names(result)[-1] == ("no_check", False)
     assert result["findings_table"].endswith("| G005 | PKGBUILD | 1 | none | failed |")
@@ -235,7 +244,7 @@ def test_a6_fatal_rules_are_invalid_input(demo: FakeAur, door: Door, rule_id: st
     verdict = v0()
     verdict["evidence"][0]["rule_id"] = rule_id
     verdict["proposed_changes"][0]["rule_id"] = rule_id
-    message = error(door(demo.workspace, verdict))
+    message = error(verify_via(door, demo.workspace, verdict))
     assert "is FATAL and can never be suppressed" in message
     assert demo.targets() == []
 
@@ -246,7 +255,7 @@ def test_a6_fatal_rules_are_invalid_input(demo: FakeAur, door: Door, rule_id: st
 
 def test_a7_a_declared_download_is_verified(fake_aur: FakeAur, door: Door) -> None:
     install_fetch(fake_aur)
-    result = ok(door(fake_aur.workspace, fetch_verdict()))
+    result = ok(verify_via(door, fake_aur.workspace, fetch_verdict()))
     assert (result["verified"], result["reason"]) == (True, "all checks passed")
     assert result["checks"][-1]["evidence"]["declared_in"] == ["PKGBUILD", ".SRCINFO"]
     assert result["report_entry"]["kind"] == "url_in_source"
@@ -259,14 +268,14 @@ def test_a7_a_declared_download_is_verified(fake_aur: FakeAur, door: Door) -> No
 
 def test_a8_an_undeclared_download_is_not_verified(fake_aur: FakeAur, door: Door) -> None:
     install_fetch(fake_aur, "undeclared")
-    result = ok(door(fake_aur.workspace, fetch_verdict(EXTRA_URL)))
+    result = ok(verify_via(door, fake_aur.workspace, fetch_verdict(EXTRA_URL)))
     assert result["verified"] is False
     assert result["reason"] == f"URL {EXTRA_URL} is not declared in the sources at commit {D4}"
 
 
 def test_a9_a_url_declared_only_in_srcinfo_is_verified_and_shown_as_such(fake_aur: FakeAur, door: Door) -> None:
     install_fetch(fake_aur, "srcinfo-only")
-    result = ok(door(fake_aur.workspace, fetch_verdict(EXTRA_URL)))
+    result = ok(verify_via(door, fake_aur.workspace, fetch_verdict(EXTRA_URL)))
     assert result["verified"] is True
     assert result["checks"][-1]["evidence"]["declared_in"] == [".SRCINFO"]
 
@@ -274,7 +283,7 @@ def test_a9_a_url_declared_only_in_srcinfo_is_verified_and_shown_as_such(fake_au
 def test_a10_a_loopback_url_is_not_routable_and_never_requested(fake_aur: FakeAur, door: Door) -> None:
     install_fetch(fake_aur, "local")
     local = fake_aur.server.url("/fetch/data.zip")
-    result = ok(door(fake_aur.workspace, fetch_verdict(local)))
+    result = ok(verify_via(door, fake_aur.workspace, fetch_verdict(local)))
     assert result["verified"] is False
     assert result["reason"] == f"URL {local} host 127.0.0.1 is not routable"
     assert all(not request.path.startswith("/fetch/") for request in fake_aur.server.requests)
@@ -289,7 +298,7 @@ def test_a11_uncertain_is_never_verified_and_makes_no_request(demo: FakeAur, doo
     verdict = v0()
     verdict["verdict"] = "uncertain"
     verdict["proposed_changes"] = []
-    result = ok(door(demo.workspace, verdict))
+    result = ok(verify_via(door, demo.workspace, verdict))
     assert (result["verified"], result["reason"]) == (False, "uncertain verdicts are never verified")
     assert demo.server.requests == [] and demo.server.connections == 0
     assert check_names(result) == [("schema", True)]
@@ -301,14 +310,14 @@ def test_a11_uncertain_is_never_verified_and_makes_no_request(demo: FakeAur, doo
 
 def test_a12_an_anubis_page_for_the_pkgbuild_is_not_verified(demo: FakeAur, door: Door) -> None:
     demo.script(PKGBUILD_B2, html_reply())
-    result = ok(door(demo.workspace, v0()))
+    result = ok(verify_via(door, demo.workspace, v0()))
     assert result["verified"] is False
     assert result["reason"] == f"PKGBUILD unavailable at commit {B2}: anubis challenge"
 
 
 def test_a12_an_rpc_body_of_an_empty_array_is_not_verified(demo: FakeAur, door: Door) -> None:
     demo.script(RPC_DEMO, json_reply([]))
-    result = ok(door(demo.workspace, v0()))
+    result = ok(verify_via(door, demo.workspace, v0()))
     assert result["reason"] == "AUR RPC gave no authoritative answer: malformed RPC reply"
     assert result["checks"][1]["evidence"]["outcome"] == "unavailable"
     assert check_names(result) == [("schema", True), ("aur_rpc", False)]
@@ -326,7 +335,7 @@ def test_a12_an_rpc_redirect_to_another_host_is_refused_unvisited(
 ) -> None:
     other_host.script("/rpc/v5/info", json_reply(rpc_document("tiny-demo-bin", "1.0.2-1")))
     demo.script(RPC_DEMO, redirect(other_host.url(RPC_DEMO)))
-    result = ok(door(demo.workspace, v0()))
+    result = ok(verify_via(door, demo.workspace, v0()))
     assert result["reason"] == "AUR RPC gave no authoritative answer: redirect to a non-allowlisted URL refused"
     assert other_host.connections == 0
 
@@ -334,7 +343,7 @@ def test_a12_an_rpc_redirect_to_another_host_is_refused_unvisited(
 def test_a13_one_429_with_retry_after_is_retried(demo: FakeAur, door: Door) -> None:
     answer = json_reply(rpc_document("tiny-demo-bin", "1.0.2-1"))
     demo.script(RPC_DEMO, Reply(429, headers=[("Retry-After", "1")]), answer)
-    result = ok(door(demo.workspace, v0()))
+    result = ok(verify_via(door, demo.workspace, v0()))
     assert result["verified"] is True
     assert demo.targets().count(RPC_DEMO) == 2
 
@@ -345,7 +354,7 @@ def test_a13_one_429_with_retry_after_is_retried(demo: FakeAur, door: Door) -> N
 
 def test_a14_the_tp_is_verified_with_normalized_entries(fake_aur: FakeAur, door: Door) -> None:
     install_typo(fake_aur)
-    result = ok(door(fake_aur.workspace, tp_sample()))
+    result = ok(verify_via(door, fake_aur.workspace, tp_sample()))
     assert (result["verified"], result["reason"]) == (True, "all checks passed")
     assert fake_aur.targets() == [rpc_target("tiny-typo")]
     assert check_names(result) == [("schema", True), ("aur_rpc", True), ("ioc_schema", True), ("ioc_schema", True)]
@@ -387,13 +396,13 @@ def test_a15_an_absent_package_needs_a_takedown_in_every_package_indicator(fake_
     install_typo(fake_aur, present=False)
     verdict = tp_sample()
     verdict["proposed_changes"].append(package_indicator("maintainer report"))
-    result = ok(door(fake_aur.workspace, verdict))
+    result = ok(verify_via(door, fake_aur.workspace, verdict))
     assert result["verified"] is False
     assert result["reason"] == "package tiny-typo is not on the AUR and package indicator 2 cites no takedown"
     assert result["pkgbase"] == ""
 
     verdict["proposed_changes"][2] = package_indicator("AUR takedown 2026-01-14, maintainer report")
-    result = ok(door(fake_aur.workspace, verdict))
+    result = ok(verify_via(door, fake_aur.workspace, verdict))
     assert (result["verified"], result["reason"]) == (True, "all checks passed")
     takedown = "package tiny-typo is not on the AUR; every package indicator cites a takedown"
     assert result["checks"][1]["reason"] == takedown
@@ -404,18 +413,18 @@ def test_a15_an_absent_package_needs_a_takedown_in_every_package_indicator(fake_
 def test_takedown_is_matched_as_a_word_in_any_case(fake_aur: FakeAur, provenance: str) -> None:
     verdict = tp_sample()
     verdict["proposed_changes"].append(package_indicator(provenance))
-    assert ok(call_mcp(fake_aur.workspace, verdict))["verified"] is True
+    assert ok(verify_via(call_mcp, fake_aur.workspace, verdict))["verified"] is True
 
 
 def test_takedowns_must_be_whole_words(fake_aur: FakeAur) -> None:
     verdict = tp_sample()
     verdict["proposed_changes"].append(package_indicator("takedowns pending"))
-    assert ok(call_mcp(fake_aur.workspace, verdict))["verified"] is False
+    assert ok(verify_via(call_mcp, fake_aur.workspace, verdict))["verified"] is False
 
 
 def test_tp_rpc_mismatch_fails(fake_aur: FakeAur) -> None:
     fake_aur.put_rpc("tiny-typo", rpc_document("tiny-typo-bin", "1-1"))
-    result = ok(call_mcp(fake_aur.workspace, tp_sample()))
+    result = ok(verify_via(call_mcp, fake_aur.workspace, tp_sample()))
     assert result["reason"] == "AUR RPC returned a record that does not match tiny-typo"
 
 
@@ -424,7 +433,7 @@ def test_tp_checks_every_indicator_even_when_the_rpc_fails(fake_aur: FakeAur) ->
     verdict = tp_sample()
     verdict["proposed_changes"][0]["value"] = "0" * 64
     verdict["proposed_changes"][1]["value"] = "c2.test"
-    result = ok(call_mcp(fake_aur.workspace, verdict))
+    result = ok(verify_via(call_mcp, fake_aur.workspace, verdict))
     assert check_names(result) == [("schema", True), ("aur_rpc", False), ("ioc_schema", False), ("ioc_schema", False)]
     assert result["reason"] == "AUR RPC gave no authoritative answer: HTTP 503"
     assert result["checks"][2]["reason"] == "hash indicator 0 refused: hash is one repeated character"
@@ -436,7 +445,7 @@ def test_a_duplicate_indicator_fails_naming_the_first(fake_aur: FakeAur) -> None
     install_typo(fake_aur)
     verdict = tp_sample()
     verdict["proposed_changes"][0] = {**verdict["proposed_changes"][1], "value": "UPDATES.tiny-typo-c2.net"}
-    result = ok(call_mcp(fake_aur.workspace, verdict))
+    result = ok(verify_via(call_mcp, fake_aur.workspace, verdict))
     assert result["reason"] == "domain indicator 1 refused: duplicate of entry 0"
 
 
@@ -444,7 +453,7 @@ def test_tp_transition_sides(fake_aur: FakeAur) -> None:
     install_typo(fake_aur)
     verdict = tp_sample()
     verdict["transition"] = {"old_version": None, "new_version": "0.1.0-1", "old_commit": None, "new_commit": D4}
-    assert ok(call_mcp(fake_aur.workspace, verdict))["version_transition"] == "? -> 0.1.0-1"
+    assert ok(verify_via(call_mcp, fake_aur.workspace, verdict))["version_transition"] == "? -> 0.1.0-1"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -452,7 +461,7 @@ def test_tp_transition_sides(fake_aur: FakeAur) -> None:
 
 
 def test_fp_on_a_package_absent_from_the_aur_stops_after_the_rpc(fake_aur: FakeAur, door: Door) -> None:
-    result = ok(door(fake_aur.workspace, v0()))
+    result = ok(verify_via(door, fake_aur.workspace, v0()))
     assert result["reason"] == "package tiny-demo-bin is not on the AUR"
     assert check_names(result) == [("schema", True), ("aur_rpc", False)]
     assert result["findings_table"].endswith("| check_phantom_install | not run |")
@@ -461,14 +470,14 @@ def test_fp_on_a_package_absent_from_the_aur_stops_after_the_rpc(fake_aur: FakeA
 
 def test_fp_rpc_mismatch_stops(demo: FakeAur) -> None:
     demo.put_rpc("tiny-demo-bin", rpc_document("tiny-demo-bin", "1.0.2-1", base="Tiny"))
-    result = ok(call_mcp(demo.workspace, v0()))
+    result = ok(verify_via(call_mcp, demo.workspace, v0()))
     assert result["reason"] == "AUR RPC returned a record that does not match tiny-demo-bin"
     assert result["pkgbase"] == ""
 
 
 def test_the_rpc_base_drives_the_cgit_requests(demo: FakeAur) -> None:
     demo.put_rpc("tiny-demo-bin", rpc_document("tiny-demo-bin", "1.0.2-1", base="tiny-demo"))
-    result = ok(call_mcp(demo.workspace, v0()))
+    result = ok(verify_via(call_mcp, demo.workspace, v0()))
     assert result["pkgbase"] == "tiny-demo"
     assert result["reason"] == f"PKGBUILD unavailable at commit {B2}: not found"
     assert demo.targets()[1] == plain_target("tiny-demo", B2, "PKGBUILD")
@@ -482,7 +491,7 @@ def test_every_item_runs_and_the_first_failure_is_the_reason(demo: FakeAur) -> N
         {"kind": "suppression", "rule_id": "C024", "reason": "Benign."},
         {"kind": "suppression", "rule_id": "COVERAGE", "reason": "Benign."},
     ]
-    result = ok(call_mcp(demo.workspace, verdict))
+    result = ok(verify_via(call_mcp, demo.workspace, verdict))
     assert check_names(result)[3:] == [("check_phantom_install", True), ("no_check", False), ("no_check", False)]
     assert result["reason"] == "no deterministic check for rule C024"
     assert result["suppressions"] == []
@@ -493,7 +502,7 @@ def test_suppressions_are_sorted_and_quote_distinct_sentences(demo: FakeAur) -> 
     verdict["evidence"].insert(0, {"rule_id": "H023", "file": "PKGBUILD", "line": 7, "claim": "Declared hook."})
     verdict["evidence"].append({"rule_id": "R007", "file": ".SRCINFO", "line": 5, "claim": "Same hook."})
     verdict["proposed_changes"].append({"kind": "suppression", "rule_id": "H023", "reason": "Hook unchanged."})
-    result = ok(call_mcp(demo.workspace, verdict))
+    result = ok(verify_via(call_mcp, demo.workspace, verdict))
     assert result["verified"] is True
     assert [s["rule_id"] for s in result["suppressions"]] == ["H023", "R007"]
     assert result["suppressions"][1]["reason"] == V0_SUPPRESSION_REASON
@@ -508,7 +517,7 @@ def test_a_phantom_and_a_url_item_make_a_mixed_report(demo: FakeAur) -> None:
     verdict = v0()
     verdict["evidence"].append({"rule_id": "H016", "file": "PKGBUILD", "line": 6, "claim": "Declared.", "url": url})
     verdict["proposed_changes"].append({"kind": "suppression", "rule_id": "H016", "reason": "Declared download."})
-    result = ok(call_mcp(demo.workspace, verdict))
+    result = ok(verify_via(call_mcp, demo.workspace, verdict))
     assert result["verified"] is True
     assert result["report_entry"]["kind"] == "mixed"
     assert result["report_entry"]["summary"] == (
@@ -521,7 +530,7 @@ def test_abbreviated_commits_resolve_by_unique_prefix(demo: FakeAur) -> None:
     verdict = v0()
     verdict["transition"]["old_commit"] = "a1a1a1a"
     verdict["transition"]["new_commit"] = "b2b2b2b"
-    result = ok(call_mcp(demo.workspace, verdict))
+    result = ok(verify_via(call_mcp, demo.workspace, verdict))
     assert result["verified"] is True
     assert result["suppressions"][0]["reason"].endswith("AUR commits a1a1a1a and b2b2b2b).")
 
@@ -547,7 +556,7 @@ def _small_timeouts(fake: FakeAur) -> Callable[[Context], None]:
 
 def test_a_timeout_fails_closed(demo: FakeAur) -> None:
     demo.script(plain_target("tiny-demo-bin", A1, ".SRCINFO"), Reply(200, body=b"x", stall_s=5))
-    result = ok(call_mcp(demo.workspace, v0(), prepare=_small_timeouts(demo)))
+    result = ok(verify_via(call_mcp, demo.workspace, v0(), prepare=_small_timeouts(demo)))
     assert (result["verified"], result["reason"]) == (False, f".SRCINFO unavailable at commit {A1}: read timed out")
 
 
@@ -574,14 +583,14 @@ def test_transport_and_content_failures_fail_closed(
     demo: FakeAur, door: Door, target: str, reply: Reply, reason: str
 ) -> None:
     demo.script(target, reply)
-    result = ok(door(demo.workspace, v0()))
+    result = ok(verify_via(door, demo.workspace, v0()))
     assert (result["verified"], result["reason"]) == (False, reason)
     assert (result["suppressions"], result["report_entry"]) == ([], None)
 
 
 def test_a_dead_aur_fails_closed(fake_aur: FakeAur, door: Door) -> None:
     fake_aur.configure(base_url="https://127.0.0.1:1", max_retries=0)
-    result = ok(door(fake_aur.workspace, v0()))
+    result = ok(verify_via(door, fake_aur.workspace, v0()))
     assert result["reason"] == "AUR RPC gave no authoritative answer: connection failed"
 
 
@@ -602,12 +611,12 @@ def test_an_unusable_aur_section_fails_closed(
 ) -> None:
     fake_aur.configure(**settings)
     for verdict in (v0(), tp_sample()):
-        result = ok(door(fake_aur.workspace, verdict))
+        result = ok(verify_via(door, fake_aur.workspace, verdict))
         assert (result["verified"], result["reason"]) == (False, f"AUR client not usable: [aur] {key} is invalid")
         assert result["checks"][1]["evidence"]["url"] is None
     uncertain = v0()
     uncertain["verdict"], uncertain["proposed_changes"] = "uncertain", []
-    assert ok(door(fake_aur.workspace, uncertain))["reason"] == "uncertain verdicts are never verified"
+    assert ok(verify_via(door, fake_aur.workspace, uncertain))["reason"] == "uncertain verdicts are never verified"
     assert fake_aur.server.connections == 0
 
 
@@ -619,7 +628,7 @@ def test_gate_messages_come_before_model_errors(fake_aur: FakeAur, door: Door) -
     verdict = v0()
     verdict["rationale"] = "old\u2014new"
     verdict["package"] = "Tiny-Demo"
-    message = error(door(fake_aur.workspace, verdict))
+    message = error(verify_via(door, fake_aur.workspace, verdict))
     assert message == (
         'verdict: format gate: $.rationale: em dash U+2014 at index 3 is not allowed (use ":", ";", "," or parentheses)'
     )
@@ -641,37 +650,37 @@ def test_invalid_verdicts_are_invalid_input_and_make_no_request(
 ) -> None:
     verdict = v0()
     change(verdict)
-    assert fragment in error(door(fake_aur.workspace, verdict))
+    assert fragment in error(verify_via(door, fake_aur.workspace, verdict))
     assert fake_aur.server.connections == 0
 
 
 def test_duplicate_keys_in_a_verdict_file_are_refused(fake_aur: FakeAur) -> None:
     text = json.dumps(v0())[:-1] + ', "package": "tiny-demo-bin"}'
-    assert "duplicate key" in error(call_cli(fake_aur.workspace, text))
+    assert "duplicate key" in error(verify_via(call_cli, fake_aur.workspace, text))
 
 
 def test_a_verdict_over_one_mib_is_refused_before_anything_else(fake_aur: FakeAur) -> None:
     padded = json.dumps(v0()) + " " * (1_048_577 - len(json.dumps(v0())))
     assert len(padded.encode()) == 1_048_577
-    error(call_cli(fake_aur.workspace, padded))
+    error(verify_via(call_cli, fake_aur.workspace, padded))
     oversized = {**v0(), "notes": "x" * 1_048_576}
-    assert "larger than 1,048,576 bytes" in error(call_mcp(fake_aur.workspace, oversized))
+    assert "larger than 1,048,576 bytes" in error(verify_via(call_mcp, fake_aur.workspace, oversized))
 
 
 def test_a_verdict_of_exactly_one_mib_passes_the_size_check(demo: FakeAur) -> None:
     text = json.dumps(v0())
     padded = text + " " * (1_048_576 - len(text))
-    assert ok(call_cli(demo.workspace, padded))["verified"] is True
+    assert ok(verify_via(call_cli, demo.workspace, padded))["verified"] is True
 
 
 def test_a_non_object_verdict_is_invalid_input(fake_aur: FakeAur, door: Door) -> None:
-    error(door(fake_aur.workspace, "[1, 2]" if door is call_cli else [1, 2]))
+    error(verify_via(door, fake_aur.workspace, "[1, 2]" if door is call_cli else [1, 2]))
 
 
 def test_the_result_echoes_the_document_as_submitted(demo: FakeAur) -> None:
     verdict = copy.deepcopy(v0())
     reordered = dict(reversed(list(verdict.items())))
-    result = ok(call_cli(demo.workspace, reordered))
+    result = ok(verify_via(call_cli, demo.workspace, reordered))
     assert result["verdict_sha256"] == V0_SHA256
 
 
@@ -680,7 +689,7 @@ def test_workspace_files_are_not_needed(tmp_path: Path) -> None:
     workspace.mkdir()
     verdict = v0()
     verdict["verdict"], verdict["proposed_changes"] = "uncertain", []
-    assert ok(call_cli(workspace, verdict))["reason"] == "uncertain verdicts are never verified"
+    assert ok(verify_via(call_cli, workspace, verdict))["reason"] == "uncertain verdicts are never verified"
 
 
 def test_aur_client_is_built_once_per_process(demo: FakeAur) -> None:
@@ -692,7 +701,7 @@ def test_aur_client_is_built_once_per_process(demo: FakeAur) -> None:
         assert isinstance(first, AurClient)
         built.append(first)
 
-    ok(call_mcp(demo.workspace, v0(), prepare=prepare))
+    ok(verify_via(call_mcp, demo.workspace, v0(), prepare=prepare))
     assert len(built) == 1
 
 
@@ -722,16 +731,15 @@ def _fatal() -> dict[str, Any]:
         (lambda fake: install_typo(fake), tp_sample),
         (lambda fake: None, v0),
     ],
-    ids=["A2", "A11", "A6", "A9", "A14", "absent"],
+    ids=["changed-scriptlet", "uncertain", "fatal-rule", "srcinfo-only-url", "true-positive", "package-absent"],
 )
 def test_cli_and_mcp_bytes_agree(
     fake_aur: FakeAur,
-    both_doors: Callable[..., Answer],
     install: Callable[[FakeAur], None],
     verdict: Callable[[], dict[str, Any]],
 ) -> None:
     install(fake_aur)
-    both_doors(fake_aur.workspace, verdict())
+    verify_via(call_both, fake_aur.workspace, verdict())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -742,7 +750,7 @@ def test_a_double_hyphen_in_a_provenance_is_invalid_input_naming_it(fake_aur: Fa
     install_typo(fake_aur)
     verdict = tp_sample()
     verdict["proposed_changes"][1]["provenance"] = "maintainer report -- see the AUR thread"
-    assert error(door(fake_aur.workspace, verdict)) == (
+    assert error(verify_via(door, fake_aur.workspace, verdict)) == (
         'verdict: format gate: $.proposed_changes[1].provenance: "--" sentence separator (U+002D U+002D) at '
         "index 18 is not allowed in prose"
     )
@@ -755,6 +763,6 @@ def test_code_fixes_with_non_ascii_or_cr_never_block_the_verdict(demo: FakeAur, 
         {"path": "src/trustsight/a.py", "diff": "--- a/src/trustsight/a.py\n+++ b/src/trustsight/a.py\n"
                                                 "@@ -1 +1 @@\n-caf\u00e9\r\n+caf\u00e9 cr\u00e8me\r\n"},
     ]  # fmt: skip
-    result = ok(door(demo.workspace, verdict))
+    result = ok(verify_via(door, demo.workspace, verdict))
     assert (result["verified"], result["reason"]) == (True, "all checks passed")
     assert result["verdict_document"]["code_fixes"] == verdict["code_fixes"]

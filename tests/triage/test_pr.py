@@ -10,18 +10,10 @@ from typing import Any
 
 import pytest
 import trustme
+from doors import Answer, call_both, call_cli, call_mcp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from render_support import (
-    Answer,
-    call_both,
-    call_cli,
-    call_mcp,
-    fresh,
-    render_workspace,
-    reverified,
-    verify_all,
-)
+from render_support import OBJECT_FILES, fresh, render_workspace, reverified, verify_all
 from watcher import RULES_PATH, edit_diff, head, make_watcher, rules_line, rules_text, tree_state
 
 from harness.text.formatgate import check
@@ -96,7 +88,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory, watcher: Path) -> Path:
 
 
 def pr(ws: Path, result: dict[str, Any], target: str = "trustsight", date: str = DAY) -> Answer:
-    answer = call_both(ws, "fp_agent_pr", {"result": result, "target_repo": target, "date": date})
+    answer = call_both(ws, "fp_agent_pr", {"result": result, "target_repo": target, "date": date}, encode=OBJECT_FILES)
     if answer.exit_code == 0:
         assert_emitted_strings_pass_the_gate(answer.document)
     return answer
@@ -333,7 +325,7 @@ def test_pipes_in_verdict_text_are_escaped_in_tables_only(ws: Path, results: dic
 def test_target_and_date_are_checked(
     ws: Path, results: dict[str, dict[str, Any]], arguments: dict[str, str], message: str
 ) -> None:
-    answer = call_both(ws, "fp_agent_pr", {"result": results["A1"], "target_repo": "trustsight", "date": DAY, **arguments})
+    answer = call_both(ws, "fp_agent_pr", {"result": results["A1"], "target_repo": "trustsight", "date": DAY, **arguments}, encode=OBJECT_FILES)
     assert (answer.exit_code, answer.error["code"], answer.error["message"]) == (2, "invalid_input", message)
 
 
@@ -341,7 +333,7 @@ def test_all_inputs_are_required(ws: Path, results: dict[str, dict[str, Any]]) -
     for missing in ("result", "target_repo", "date"):
         arguments = {"result": results["A1"], "target_repo": "trustsight", "date": DAY}
         del arguments[missing]
-        answer = call_both(ws, "fp_agent_pr", arguments)
+        answer = call_both(ws, "fp_agent_pr", arguments, encode=OBJECT_FILES)
         assert (answer.exit_code, answer.error["message"]) == (2, f"{missing}: is required")
 
 
@@ -419,17 +411,17 @@ def test_result_cap_is_two_mebibytes(ws: Path, results: dict[str, dict[str, Any]
     size = len(json.dumps(result, sort_keys=True, separators=(",", ":")).encode())
     result["checks"][0]["reason"] = "x" * (RESULT_CAP - size)
     arguments = {"result": result, "target_repo": "trustsight", "date": DAY}
-    at_cap, _ = call_mcp(ws, "fp_agent_pr", arguments)
+    at_cap = call_mcp(ws, "fp_agent_pr", arguments)
     assert at_cap.exit_code == 0
     result["checks"][0]["reason"] += "x"
-    over, _ = call_mcp(ws, "fp_agent_pr", arguments)
+    over = call_mcp(ws, "fp_agent_pr", arguments)
     assert over.error == {
         "code": "invalid_input",
         "message": "result: input is larger than 2,097,152 bytes",
         "operation": "fp_agent_pr",
     }
     # On the CLI the file itself is capped before it is read.
-    cli = call_cli(ws, "fp_agent_pr", arguments)
+    cli = call_cli(ws, "fp_agent_pr", arguments, encode=OBJECT_FILES)
     assert (cli.exit_code, cli.error["code"]) == (2, "invalid_input")
 
 
@@ -570,7 +562,7 @@ def test_every_part_a_renderer_reads_must_agree_with_the_verdict(
         arguments = {"result": result, "target_repo": "trustsight", "date": DAY}
         if operation == "fp_agent_alert":
             arguments = {"result": result}
-        answer = call_both(ws, operation, arguments)
+        answer = call_both(ws, operation, arguments, encode=OBJECT_FILES)
         assert (answer.exit_code, answer.error["message"]) == (2, INCONSISTENT + message), operation
 
 
@@ -605,7 +597,7 @@ def test_a_double_hyphen_in_an_indicators_prose_is_never_emitted(
     message = f"result: format gate: {path}: " + GATE_DOUBLE_HYPHEN.replace("index 18", f"index {index}")
     for arguments in ({"result": result, "target_repo": "trustsight", "date": DAY}, {"result": result}):
         operation = "fp_agent_pr" if "date" in arguments else "fp_agent_alert"
-        answer = call_both(ws, operation, arguments)
+        answer = call_both(ws, operation, arguments, encode=OBJECT_FILES)
         assert (answer.exit_code, answer.error["message"]) == (2, message), operation
         assert DOUBLE_HYPHEN not in answer.text and "ok -- really" not in answer.text
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doors import Answer, call_both, call_mcp
 from hypothesis import given
 from hypothesis import strategies as st
-from render_support import Answer, call_both, call_mcp, render_workspace
+from render_support import OBJECT_FILES, render_workspace
 from watcher import RULES_PATH, make_watcher, rules_text, tree_state
 
 from harness.triage.repo_file import head_text
@@ -27,7 +28,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory, watcher: Path) -> Path:
 
 
 def read(ws: Path, path: str, **extra: Any) -> Answer:
-    return call_both(ws, "repo_file", {"path": path, **extra})
+    return call_both(ws, "repo_file", {"path": path, **extra}, encode=OBJECT_FILES)
 
 
 def test_a_whole_file(ws: Path, watcher: Path) -> None:
@@ -98,13 +99,13 @@ def test_refusals(ws: Path, path: str, message: str) -> None:
     ],
 )
 def test_invalid_input(ws: Path, arguments: dict[str, Any], message: str) -> None:
-    answer = call_both(ws, "repo_file", arguments)
+    answer = call_both(ws, "repo_file", arguments, encode=OBJECT_FILES)
     assert (answer.exit_code, answer.error["code"], answer.error["message"]) == (2, "invalid_input", message)
 
 
 def test_a_nul_in_the_path_is_invalid_input(ws: Path) -> None:
     # argv cannot carry NUL, so this one goes through MCP only.
-    answer, _ = call_mcp(ws, "repo_file", {"path": "src/trustsight/a\x00b"})
+    answer = call_mcp(ws, "repo_file", {"path": "src/trustsight/a\x00b"})
     assert (answer.exit_code, answer.error["code"]) == (2, "invalid_input")
     assert answer.error["message"] == "path: format gate: $.path: character U+0000 at index 16 is not allowed"
 

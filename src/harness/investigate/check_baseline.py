@@ -61,12 +61,16 @@ class Output(BaseModel):
     known: bool = Field(description="The entity has a login profile or is a known actor (after source narrowing).")
     last_seen: str = Field(description="The login profile's last_seen (RFC3339, UTC), or empty.")
     frequency: int = Field(description="Events of the entity across all types (sum of frequency_by_type, uncapped).")
-    frequency_by_type: dict[str, int] = Field(description="Event count per event type, spelled as in the baseline.")
+    frequency_by_type: dict[str, int] = Field(
+        description=f"Event count per event type, spelled as in the baseline; at most {MAX_TYPES} types."
+    )
     frequency_for_type: int = Field(description="Events of the entity whose type equals event_type ignoring case.")
     event_type: Echoed = Field(description="The event_type input, sanitized like stored text; empty when not given.")
-    roles: list[str] = Field(description="Elevated role:target strings recorded for the entity, sorted.")
+    roles: list[str] = Field(
+        description=f"Elevated role:target strings recorded for the entity, sorted; at most {MAX_ROLES}."
+    )
     relationships: dict[str, Relationship] = Field(
-        description="actor:target entries whose actor or target is the entity, by key."
+        description=f"actor:target entries whose actor or target is the entity, by key; at most {MAX_RELATIONSHIPS}."
     )
     notes: str = Field(description="Explanations joined by one space; empty when there is none.")
 
@@ -75,29 +79,21 @@ DESCRIPTION = f"""\
 Check what the behavioural baseline knows about one entity (usually an actor such as a service account or a \
 user login; slug-like names such as deploy-svc are usually actors): whether it is known, its last login, how \
 often it produced each event type, its elevated roles and its actor:target relationships. Use it to judge whether \
-a finding's activity is normal for that actor.
+a finding's activity is normal for that actor. One entity per call.
 
-Inputs: `entity` (required, 1-256 bytes); `source` (default ""): a login geo such as US (a country name or code, \
-compared as its ISO 3166 alpha-2 code) to test against the entity's known login geos (not an event source); \
-`event_type` (default ""): the type whose count `frequency_for_type` reports. Every comparison is a whole-value match ignoring case: nothing matches by substring \
-or prefix (deploy-svc never matches deploy-svc-canary). One entity per call.
-
-Output: `known`, `last_seen` (the login profile's, RFC3339 UTC, or ""), `frequency` (all events of the entity), \
-`frequency_by_type` ({{type: count}}), `frequency_for_type`, `event_type` (echoed, sanitized), `roles` (sorted \
-role:target strings), `relationships` ({{"actor:target": {{count, first_seen, last_seen}}}}, the entries whose \
-actor or target is the entity), `notes`. Every key is always present; empty is a normal result, not an error.
+Every comparison is a whole-value match ignoring case: nothing matches by substring or prefix (deploy-svc never \
+matches deploy-svc-canary). `source` is a login geo (a country name or code), not an event source.
 
 How to read it: `known` is true when the entity has a login profile or appears among the known actors. When \
 `source` is given and the entity's profile has login geos, `known` becomes whether `source` is one of those geos \
 (a note explains it); an entity without a profile or without geos is never narrowed. An entity absent from the \
 baseline is `known` false with the note "{NOTE_ABSENT}". Without any baseline (none built in the store and no \
---baseline file) every entity reads as unknown, with a note saying so.
+--baseline file) every entity reads as unknown, with a note saying so. Empty is a normal result, not an error.
 
 The baseline read is the --baseline file given to the server or CLI, else the newest baseline record in the store \
-(`harness baseline build`). Caps: `frequency_by_type` {MAX_TYPES} types, `roles` {MAX_ROLES}, `relationships` \
-{MAX_RELATIONSHIPS} entries (the first by sort order; a note says when a cap applied; `frequency` still counts \
-everything). Errors: invalid_input for a bad argument or a bad --baseline file; upstream_unavailable when the store \
-cannot be read.
+(`harness baseline build`). Long lists are capped (the first by sort order; see the output schema) and a note \
+says when a cap applied. Errors: invalid_input for a bad argument or a bad --baseline file; upstream_unavailable \
+when the store cannot be read.
 """
 
 

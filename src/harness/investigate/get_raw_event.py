@@ -55,23 +55,20 @@ class Output(BaseModel):
 
 DESCRIPTION = f"""\
 Read one stored event's whole raw payload: every field the detector or source recorded, including those \
-search_events does not show in its metadata (display_name, usual_location, description, ...).
+search_events does not show in its metadata (display_name, usual_location, description, ...). The id may be a \
+`finding-<event id>` form (or its shortened `finding-<event id>-<suffix>` variants) or a unique prefix of at \
+least 4 characters; a finding's `event_ids` (from search_findings) are the ids to pass.
 
-Input: `id` (required, 1-256 bytes): the event id, matched exactly ignoring case; a `finding-<event id>` form \
-(and its shortened `finding-<event id>-<suffix>` variants) reaches the event; a prefix of at least 4 \
-characters works when it is unique (an ambiguous prefix is invalid_input listing the candidates). A finding's \
-`event_ids` (from search_findings) are the ids to pass.
-
-Output: `id` (the stored id, or the request, sanitized, when not found), `found`, `payload` (any JSON; null \
-when not found), `redacted`, `truncated`, `notes` (joined by "; "). Not found is a normal result (found false) with a note; it \
-may be a finding id rather than an event id. Before it is returned the payload is cleaned: invisible control \
-and format characters are removed from strings (a note says so); values under keys such as sessionToken or \
-secretAccessKey, and anything shaped like a credential or a configured secret, become \
-"[REDACTED:<rule>]" (`redacted` true). Cap: {MAX_PAYLOAD_BYTES} bytes of JSON; a larger payload is cut in \
-visible stages until it fits: long strings end in "...[truncated]", long arrays end in \
+Not found is a normal result (found false, payload null) with a note; the id may be a finding id rather than an \
+event id. Before it is returned the payload is cleaned: invisible control and format characters are removed \
+from strings (a note says so); values under keys such as sessionToken or secretAccessKey, and anything shaped \
+like a credential or a configured secret, become "[REDACTED:<rule>]". A payload over {MAX_PAYLOAD_BYTES} bytes \
+of JSON is cut in visible stages until it fits: long strings end in "...[truncated]", long arrays end in \
 "[TRUNCATED: <n> more items]", large members become "[TRUNCATED: ~<bytes> bytes]", and a "_truncated" member \
-counts dropped fields (`truncated` true, a note lists the stages). Errors: invalid_input for a bad id or an \
-ambiguous prefix; upstream_unavailable when the store cannot be read.
+counts dropped fields (a note lists the stages).
+
+Errors: invalid_input for a bad id or an ambiguous prefix (the message lists the candidates); \
+upstream_unavailable when the store cannot be read.
 """
 
 

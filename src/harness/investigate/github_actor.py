@@ -90,18 +90,11 @@ class Output(BaseModel):
 
 DESCRIPTION = f"""\
 Look up one GitHub account live (read-only GitHub REST API): whether it exists now, its profile, and its most \
-recent public activity. Use it to tell whether an actor in the security events is a real, current GitHub \
-account, a bot, or a deleted one.
-
-Input: `login` (required): 1-39 letters, digits or hyphens, optionally followed by `[bot]` (`dependabot[bot]`). \
-Anything else is invalid_input and nothing is requested. There are no other inputs.
-
-Output: `login` (as given), `found`, `ghost`, `looks_deleted`, `account_type`, `name`, `bio`, `profile_url`, \
-`created_at`, `public_repos`, `followers`, `recent_events` (at most {MAX_RECENT_EVENTS} objects \
-{{type, repo, timestamp}}, taken from GitHub's newest {EVENTS_PER_PAGE} public events in GitHub's order, newest \
-first) and `notes` (explanations joined by one space; "" when all went well). Every key is always present; a \
-value GitHub does not give reads as "" or 0. Every string from GitHub is sanitized (control and invisible \
-characters dropped, newlines folded to spaces) and capped at 1,024 bytes with a visible " [truncated]" marker.
+recent public activity (at most {MAX_RECENT_EVENTS} of GitHub's newest {EVENTS_PER_PAGE} public events, newest \
+first). Use it to tell whether an actor in the security events is a real, current GitHub account, a bot, or a \
+deleted one. A login that is not 1-39 letters, digits or hyphens (optionally followed by `[bot]`) is refused \
+before anything is requested. A value GitHub does not give reads as "" or 0; every string from GitHub is \
+sanitized and capped at 1,024 bytes with a visible " [truncated]" marker.
 
 How to read it:
 - found=true: GitHub returned the profile now.

@@ -93,21 +93,14 @@ class Output(BaseModel):
     )
 
 
-DESCRIPTION = f"""\
+DESCRIPTION = """\
 Look up the operators' standing decisions (the rule corpus) that apply to a finding: the rules whose family \
-matches `finding_family` and all of whose predicates you assert, or the rules named in `rule_ids`. Each rule \
-carries an operator_directive saying when to resolve and when to escalate.
+matches `finding_family` and all of whose predicates you assert, or the rules named in `rule_ids`. The family is matched as a whole value ignoring case. Each rule \
+carries an operator_directive saying when to resolve and when to escalate. Rules come back in corpus order.
 
-Inputs: `finding_id` (required, 1-256 bytes, echoed sanitized); `finding_family` (at most 128 bytes, e.g. \
-unusual-timing; matched as a whole value ignoring case, not trimmed; required unless `rule_ids` is given); \
-`rule_ids` (default [], at most {MAX_RULE_IDS} rule ids such as R-001, matched ignoring case): alone, it returns \
-the named rules, whatever their family, so you can check a rule id you are about to cite (an id not in the \
-corpus returns no rule and a note naming it; predicates need finding_family and are refused without it); with \
-`finding_family`, it keeps only the named rules that also match the family and predicates (a note names each \
-one that does not); ten flat predicates (each default "", at \
-most 256 bytes): maintenance_window, scheduled, resolution_event, location_change, automation_provenance, \
-deploy_release, sensitive_bulk_read, hr_provisioning, scenario_pattern, actor_role; `finding_metadata` (default \
-{{}}, at most 64 entries, keys at most 128 bytes, values at most 1,024 bytes) for any other predicate. Values are \
+`rule_ids` alone returns the named rules whatever their family, so you can check a rule id you are about to cite \
+(predicates need finding_family and are refused without it); with `finding_family` it keeps only the named rules \
+that also match (a note names each one that does not, and each id not in the corpus). Predicate values are \
 strings, usually "true" (write "true", not true); they compare ignoring case but exactly otherwise (" true" \
 does not match). Keys of finding_metadata are normalized (maintenanceWindow and maintenance-window both mean \
 maintenance_window; two keys normalizing alike are invalid_input); empty values are ignored; a non-empty flat \
@@ -117,12 +110,9 @@ Assert a predicate only when it is grounded in events you have read (search_even
 payloads; a finding's event_ids feed search_events `ids`), never because the finding claims it: an omitted \
 predicate never satisfies a rule, and a rule matched on an unverified predicate is a wrong triage.
 
-Output: `finding_id`, `rules` (in corpus order, each {{id, applies_to: {{family, metadata_match}}, \
-operator_directive}}), `corpus_sha256` (of the corpus bytes used), `notes` ("" or explanations joined by one \
-space: each rule id not in the corpus, each named rule that does not match, or, when nothing matched a family \
-alone, a note naming the family). No match is a normal result. The corpus is `--rules FILE`, else the workspace's \
+No match is a normal result with a note. The corpus is `--rules FILE`, else the workspace's \
 rules/operator-decisions.yaml, else the embedded default; a corpus that cannot be read, fails its sha256 pin or \
-does not parse is upstream_unavailable.
+does not parse is upstream_unavailable. Errors otherwise: invalid_input for a bad argument.
 """
 
 

@@ -12,7 +12,7 @@ from harness.context import Context
 from harness.fields import BoundedStr, Echoed
 from harness.investigate import rulefold
 from harness.investigate.services import store
-from harness.investigate.views import METADATA_ALLOWLIST, event_view
+from harness.investigate.views import event_view
 from harness.rules import CorpusError, matching_rules
 from harness.store import RecordFilter, StoreView
 from harness.text.rfc3339 import parse_bound, render
@@ -152,34 +152,22 @@ class Output(BaseModel):
     truncated: bool = Field(description="total > limit: more events matched than were returned.")
 
 
-DESCRIPTION = f"""\
-Search the stored security events. Returns matching events oldest first by timestamp (events with the same \
-timestamp in the order they were ingested), with the operator rules for the finding family you are investigating.
+DESCRIPTION = """\
+Search the stored security events, oldest first by timestamp (the same timestamp: in the order they were ingested), \
+with the operator rules for the finding family you are investigating.
 
-Filters (all optional, combined with AND): `actor`, `source`, `type`, `target` (the event's target) and `ip` \
-(the ip shown in its metadata), each at most 256 bytes, match the whole value ignoring case, never a substring or \
-prefix: `bar` does not match baron, 203.0.113 does not match 203.0.113.5. Use one axis per call: slug-like \
-names such as deploy-svc or ci-bot are usually actors, so pass them as `actor`, not as `type` or `source`. \
-`ids` (at most {MAX_IDS} entries): event ids, exact ignoring case, `finding-<event id>` forms, or a unique \
-prefix of at least 4 characters (an ambiguous prefix is invalid_input listing the candidates); a finding's \
-`event_ids` (from search_findings) feed `ids`. `since` / `until`: inclusive bounds, RFC3339 such as \
-2026-04-10T09:00:00Z or a UTC date such as 2026-04-10 (since = that day's first instant, until = its last). If \
-the window excludes every event the other filters match, it is dropped, unfiltered results are returned, and \
-`filter_applied.effective` is "dropped" with a note. `limit`: 1..{MAX_LIMIT}, default {DEFAULT_LIMIT}; the \
-oldest `limit` matches are returned (a later `since` shows later ones).
+Every filter matches the whole value ignoring case, never a substring or prefix (`bar` does not match baron), and \
+filters combine with AND. Use one axis per call: slug-like names such as deploy-svc or ci-bot are usually actors, \
+so pass them as `actor`, not as `type` or `source`. A finding's `event_ids` (from search_findings) feed `ids`. \
+If the since/until window excludes every event the other filters match, it is dropped: unfiltered results come \
+back, `filter_applied.effective` is "dropped" and a note says so. Only the oldest `limit` matches are returned; \
+a later `since` shows later ones. `metadata` shows allowlisted payload keys; get_raw_event shows the whole payload.
 
-Rules: `finding_family` (the finding's type, e.g. unusual-timing; at most 128 bytes) with `finding_metadata` \
-(at most 64 entries; keys at most 128 bytes, normalized so maintenanceWindow = maintenance_window; values are \
-strings at most 1,024 bytes: write "true", not true) returns in `matched_rules` the operator rules for that \
-family whose predicates all hold, independently of which events matched; when none does, notes says so in the \
-words lookup_rules uses. Assert a predicate only after reading it in the events.
+`finding_family` with `finding_metadata` adds in `matched_rules` the rules of that family whose predicates all \
+hold, whatever events matched; when none does, notes says so in the words lookup_rules uses. Assert a predicate \
+only after reading it in the events; its value is a string (write "true", not true). No match is a normal result with a note.
 
-Output: `events` (each: id, source, type, actor, timestamp, target, action, and metadata: the allowlisted \
-payload keys {", ".join(METADATA_ALLOWLIST)} rendered as strings; get_raw_event shows the whole payload), \
-`matched_rules` ({{id, applies_to: {{family, metadata_match}}, operator_directive}}), `filter_applied` (actor, \
-source, type, target, ip as given, sanitized; since/until as RFC3339 UTC instants or ""; effective: none, applied or \
-dropped), `notes` (explanations joined by one space), `total` (all matches), `truncated` (total > limit). Every key is always \
-present; no match is a normal result with a note. Errors: invalid_input for a bad argument or an ambiguous id; \
+Errors: invalid_input for a bad argument or an ambiguous id prefix (the message lists the candidates); \
 upstream_unavailable when the store cannot be read. A rule corpus that cannot be loaded leaves matched_rules \
 empty and says so in notes.
 """

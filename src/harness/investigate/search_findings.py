@@ -77,25 +77,18 @@ class Output(BaseModel):
     truncated: bool = Field(description="total > limit: more findings matched than were returned.")
 
 
-DESCRIPTION = f"""\
-Search the stored security findings (alerts raised by detectors). Returns matching findings oldest first by \
-timestamp (findings with the same timestamp in the order they were ingested; findings without a timestamp last).
+DESCRIPTION = """\
+Search the stored security findings (alerts raised by detectors), oldest first by timestamp (the same \
+timestamp: in the order they were ingested; findings without a timestamp last).
 
-Filters (all optional, combined with AND): `actor`, `source`, `type` (each at most 256 bytes) match the whole \
-value ignoring case, never a substring or prefix. Use one axis per call: slug-like names such as deploy-svc or \
-ci-bot are usually actors, so pass them as `actor`. `ids` (at most {MAX_IDS} entries): finding ids, exact \
-ignoring case, without their `finding-` prefix, or a unique prefix of at least 4 characters (an ambiguous \
-prefix is invalid_input listing the candidates). `since`: inclusive lower bound on the finding's timestamp, \
-RFC3339 such as 2026-04-10T09:00:00Z or a UTC date such as 2026-04-10 (its first instant); findings without a \
-timestamp are excluded when it is given. There is no upper bound and no window fallback. `limit`: \
-1..{MAX_LIMIT}, default {DEFAULT_LIMIT}; the oldest `limit` matches are returned (a later `since` shows later ones).
+Every filter matches the whole value ignoring case, never a substring or prefix, and filters combine with AND. \
+Use one axis per call: slug-like names such as deploy-svc or ci-bot are usually actors, so pass them as `actor`. \
+`since` excludes findings without a timestamp; there is no upper bound and no window fallback. Only the oldest \
+`limit` matches are returned; a later `since` shows later ones. A finding's `event_ids` feed search_events \
+`ids` (or get_raw_event) to read the events behind it. No match is a normal result with a note.
 
-Output: `findings` (each with every key: id, source, severity, type, actor, timestamp ("" when none), reason, \
-evidence, event_ids; reason and the strings inside evidence are sanitized), `notes` (explanations joined by one \
-space), `total` (all matches), `truncated` (total > limit). A finding's `event_ids` feed search_events `ids` (or \
-get_raw_event) to read the events behind it. Every key is always present; no match is a normal result with a \
-note. Errors: invalid_input for a bad argument or an ambiguous id; upstream_unavailable when the store cannot \
-be read.
+Errors: invalid_input for a bad argument or an ambiguous id prefix (the message lists the candidates); \
+upstream_unavailable when the store cannot be read.
 """
 
 

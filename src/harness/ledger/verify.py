@@ -1,4 +1,4 @@
-"""Chain verification and exported heads (docs/ledger.md §8.3-docs/ledger.md §8.4)."""
+"""Chain verification and exported heads (docs/ledger.md §8.3 and §8.4)."""
 
 from __future__ import annotations
 

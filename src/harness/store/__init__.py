@@ -1,4 +1,4 @@
-"""The git-backed store of events, findings and baselines, and its read index (docs/investigate.md §2-docs/investigate.md §6).
+"""The git-backed store of events, findings and baselines, and its read index (docs/investigate.md §2 to §6).
 
 Operations read through `Store.snapshot()` (one commit per call) and write through `Store.append_batch`,
 `ingest_files` and `build_baseline`; `load_baseline_file` reads a `--baseline` file; `init_bare` creates an

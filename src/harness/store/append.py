@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from harness.errors import InvalidInput
 from harness.store.git import Git, unavailable
-from harness.store.index import Index
+from harness.store.index_catchup import Index
 from harness.store.reader import list_segments
 from harness.store.segments import Limits, SegmentMeta, fill, segment_path
 from harness.store.streams import StreamSpec

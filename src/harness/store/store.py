@@ -11,7 +11,7 @@ from typing import Any
 from harness.errors import InvalidInput
 from harness.store.append import AppendResult, EncodedBatch, append_encoded
 from harness.store.git import Git, find_git_dir, init_bare
-from harness.store.index import Index
+from harness.store.index_catchup import Index
 from harness.store.models import RecordError
 from harness.store.query import StoreView
 from harness.store.replay import ReplayView, replay

@@ -15,17 +15,9 @@ from harness.triage.verdict import RESULT_MAX_BYTES
 
 DESCRIPTION = """\
 Render the trustsight.confirmed-ioc alert envelope for a verified TP result of fp_agent_verify. Rendering \
-only: nothing is sent (delivery to the alert sinks belongs to the pipeline) and the AUR is not contacted again.
-
-Input: result (required): the fp_agent_verify result object, unchanged (on the CLI JSON text or a file path; \
-at most 2,097,152 bytes).
-
-Output, the envelope itself, every key present: event (trustsight.confirmed-ioc), tool (triage-harness), \
-tool_version, title ("TrustSight: confirmed IOC on <package> (<campaign, else incident>)"), priority (always \
-default), package, aur (https://aur.archlinux.org/packages/<package>), aur_status (present or absent), \
-version (the result's version_transition), ioc_matches ([{package, indicator: "<type>:<value>", aur}] in \
-ioc_entries order), iocs (the result's ioc_entries), rationale (the verdict's), branch \
-(triage/ioc-<package>-<first 12 hex of verdict_sha256>), verdict_sha256. The same result gives identical bytes.
+only: nothing is sent (delivery to the alert sinks belongs to the pipeline) and the AUR is not contacted again. \
+The title reads "TrustSight: confirmed IOC on <package> (<campaign, else incident>)"; the same result gives \
+identical bytes.
 
 Errors: invalid_input (malformed result, a result whose parts disagree with its verdict_document, the message \
 naming the field, an envelope of 900,000 bytes or more); refused (a result that is not verified, or not a TP)."""

@@ -20,21 +20,14 @@ from harness.triage.verdict import RESULT_MAX_BYTES
 DESCRIPTION = """\
 Render the pull request for a verified fp_agent_verify result: branch, title, markdown body and the full text \
 of every file to add or change. Rendering only: nothing is pushed, fetched or merged, the AUR is not contacted \
-again, and a maintainer reviews the PR.
+again, and a maintainer reviews the PR. The same inputs give byte-identical output.
 
-Inputs (all required): result: the fp_agent_verify result object, unchanged (on the CLI JSON text or a file \
-path; at most 2,097,152 bytes). target_repo: trustsight (the watcher: suppression records, indicator files, \
-code fixes) or trustsight-harness (records the verified benign result; FP only). date: YYYY-MM-DD, a real date \
-in 2000-2099; it names the files and sets created_at, so the same inputs give byte-identical output.
-
-Output: {target_repo, branch, title, body, files, code_fixes, base_commit}. FP: branch \
-triage/fp-<package>-<first 12 hex of verdict_sha256>, title "fp: suppress <rules> on <package> (<old> -> \
-<new>)" (trustsight-harness: "triage: record benign ..."); files data/fp-suppressions/<date>-<package>.json \
-(one file per rule, suffixed -<rule id lowercased>, when several rules are suppressed) or \
-benign/fp-<date>/<package>.triage.json. TP (trustsight only): branch triage/ioc-<package>-<hash12>, file \
-data/iocs/triage-<date>.json. files maps each path to its full text. code_fixes lists, per proposed fix of a \
-trustsight FP, {index, path, status (applied or rejected), reason, added, removed}; base_commit is the watcher \
-commit the fixes were applied on, null when no sandbox ran.
+trustsight (the watcher) gets suppression records, indicator files and code fixes; trustsight-harness records \
+the verified benign result (FP only). FP: branch triage/fp-<package>-<first 12 hex of verdict_sha256>, title \
+"fp: suppress <rules> on <package> (<old> -> <new>)" (trustsight-harness: "triage: record benign ..."); files \
+data/fp-suppressions/<date>-<package>.json (one file per rule, suffixed -<rule id lowercased>, when several \
+rules are suppressed) or benign/fp-<date>/<package>.triage.json. TP (trustsight only): branch \
+triage/ioc-<package>-<hash12>, file data/iocs/triage-<date>.json.
 
 Code fixes: each fix's path must lie under src/trustsight/ or tests/ (no dot, empty or absolute components); \
 its diff must be one file's unified diff (optional diff --git and index lines, --- a/<path> or --- /dev/null, \

@@ -20,17 +20,16 @@ Verify an agent's verdict on a TrustSight AUR alert against deterministic eviden
 the AUR (RPC info and the package's git files at the cited commits). The agent proposes; the checks decide. \
 Nothing from the package is executed or fetched: URLs in package files are only compared as text.
 
-Input: `verdict` (required), the verdict document schema v1 as a JSON object (on the CLI: JSON text or the path \
-of a JSON file), at most 1,048,576 bytes, nesting at most 16, no duplicate keys. Keys, all required and no \
-others: schema_version (1), package, verdict (FP, TP or uncertain), confidence (low, medium, high), rationale \
-(1..4,000 characters), transition (null or {old_version, new_version, old_commit, new_commit}), evidence \
-(0..64 {rule_id, file, line, claim, url?}), proposed_changes (0..64: FP suppressions {kind: "suppression", \
-rule_id, reason}; TP iocs {kind: "ioc", type, value, confidence, provenance, campaign?, incident?, \
-expires_at?, note?}), code_fixes (0..8 {path, diff}). Text must be printable ASCII (rationale also newlines; \
-no em or en dashes, no "--" as a sentence separator in prose: rationale, claims, reasons, notes, provenance); \
-diffs are not gated here but fix by fix in fp_agent_pr, so a bad fix never blocks a verdict. An FP needs the full transition with both AUR \
-commit ids (cite full 40-hex ids), at least one evidence item and one suppression per cited rule; rules R012 \
-and R013 can never be suppressed. A TP proposes only ioc changes.
+The verdict document (schema v1, at most 1,048,576 bytes, nesting at most 16, no duplicate keys) has these keys, \
+all required and no others: schema_version (1), package, verdict (FP, TP or uncertain), confidence (low, medium, \
+high), rationale (1..4,000 characters), transition (null or {old_version, new_version, old_commit, new_commit}), \
+evidence (0..64 {rule_id, file, line, claim, url?}), proposed_changes (0..64: FP suppressions {kind: \
+"suppression", rule_id, reason}; TP iocs {kind: "ioc", type, value, confidence, provenance, campaign?, \
+incident?, expires_at?, note?}), code_fixes (0..8 {path, diff}). Text must be printable ASCII (rationale also \
+newlines; no em or en dashes, no "--" as a sentence separator in prose: rationale, claims, reasons, notes, \
+provenance); diffs are not gated here but fix by fix in fp_agent_pr, so a bad fix never blocks a verdict. An FP \
+needs the full transition with both AUR commit ids (cite full 40-hex ids), at least one evidence item and one \
+suppression per cited rule; rules R012 and R013 can never be suppressed. A TP proposes only ioc changes.
 
 What is checked: FP: the package is on the AUR (RPC), PKGBUILD and .SRCINFO at both commits bind the package \
 base and the claimed versions, then each evidence item is routed: a file ending in .install or rules R007, \
@@ -39,14 +38,8 @@ identical at both commits, line endings aside); H016, R010, R011, H082, X009, R1
 C003 go to check_url_in_source (the evidence url, with a routable host, is declared in the sources at \
 new_commit); any other rule has no deterministic check and fails. TP: the RPC lookup (a package absent from \
 the AUR passes only when every package indicator's provenance cites a takedown) and every indicator's \
-normalization. An uncertain verdict is never verified and makes no request.
-
-Output (every key always present): verified (true only when every check ran and passed), reason ("all checks \
-passed" or the first failing check's reason), verdict, package, pkgbase, version_transition, checks (in run \
-order: {name, rule_ids, passed, reason, evidence}), findings_table (markdown), suppressions (verified FP: \
-TrustSight suppression records), report_entry (verified FP, else null), ioc_entries (verified TP: normalized \
-indicators), snapshot (source URL and SHA-256 of the files read), verdict_document and verdict_sha256. Pass \
-the whole result to fp_agent_pr or fp_agent_alert unchanged.
+normalization. An uncertain verdict is never verified and makes no request. Pass the whole result to \
+fp_agent_pr or fp_agent_alert unchanged.
 
 Errors: invalid_input for a malformed verdict (the message names the JSON path and the rule). Network trouble \
 (timeouts, HTTP errors after retries, challenge pages, malformed replies, missing files) is never an error: \

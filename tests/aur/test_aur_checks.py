@@ -22,8 +22,7 @@ from harness.aur.checks import (
     take_snapshot,
 )
 from harness.aur.client import AurClient, AurSession, build_aur_client
-from tests.net.https_server import Reply
-from tests.triage.fake_aur import (
+from tests.aur.fake_aur import (
     A1,
     B2,
     C3,
@@ -39,6 +38,7 @@ from tests.triage.fake_aur import (
     install_fetch,
     plain_target,
 )
+from tests.net.https_server import Reply
 
 DEMO = ("tiny-demo-bin", A1, B2, "1.0.0-1", "1.0.1-1", "tiny-demo-bin")
 FETCH = ("tiny-fetch", C3, D4, "2.0.0-1", "2.0.1-1", "tiny-fetch")

@@ -22,9 +22,7 @@ from harness.aur.client import (
     rpc_target,
 )
 from harness.errors import InternalError
-from tests.net.https_server import HttpsServer, Reply
-from tests.net.sleeps import SleepRecorder
-from tests.triage.fake_aur import (
+from tests.aur.fake_aur import (
     B2,
     EMPTY_RPC,
     JSON,
@@ -35,8 +33,10 @@ from tests.triage.fake_aur import (
     redirect,
     rpc_document,
 )
-from tests.triage.fake_aur import plain_target as fake_plain_target
-from tests.triage.fake_aur import rpc_target as fake_rpc_target
+from tests.aur.fake_aur import plain_target as fake_plain_target
+from tests.aur.fake_aur import rpc_target as fake_rpc_target
+from tests.net.https_server import HttpsServer, Reply
+from tests.net.sleeps import SleepRecorder
 
 MakeAur = Callable[..., AurClient]
 RPC = fake_rpc_target("tiny-demo-bin")
