@@ -31,7 +31,8 @@ from _common import emit, median, percentile, row
 from harness.ledger import chain
 from harness.ledger.browse import ConversationFilter, PageKey, page_query
 from harness.ledger.dialect import COLUMNS_SQL, ROW_COLUMNS
-from harness.ledger.model import LedgerEvent, LedgerRow, build_row, prepare
+from harness.ledger.model import LedgerEvent, LedgerRow, build_row
+from harness.ledger.redaction_boundary import prepare
 from harness.ledger.settings import LedgerSettings
 from harness.ledger.sqlite import DIALECT, open_sqlite_store
 from harness.serve.origins import HostPolicy

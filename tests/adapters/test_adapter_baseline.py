@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from adapter_samples import SAMPLES
+from doors import call_both
 from runners import run_cli
 from test_adapter_ingest import ingest, pairs, write_native
 from test_adapter_ingest import ws as ws  # the fixture
 
 from harness.text.rfc3339 import parse_timestamp
-from tests.investigate.ops_support import call
 
 # The login geos each format's samples give, as ISO 3166 alpha-2 codes (the records spell some as country names).
 # CloudTrail, the Entra audit log, the Activity Log, Microsoft 365, Slack and Cloud Audit Logs record no login
@@ -82,7 +82,7 @@ def expected_relationships(events: list[dict[str, Any]], entity: str) -> dict[st
 
 
 def baseline_answer(ws: Path, entity: str, **extra: str) -> dict[str, Any]:
-    answer = call(ws, "check_baseline", {"entity": entity, **extra})
+    answer = call_both(ws, "check_baseline", {"entity": entity, **extra})
     assert not answer.is_error, answer.text
     return answer.document
 
