@@ -160,7 +160,7 @@ def test_a_sqlite_path_with_an_equals_sign_after_a_slash_is_still_a_path(tmp_pat
         ('[serve]\nallowed_origins = ["harness.test"]\n', "[serve] allowed_origins: expected scheme://host"),
         ('[serve]\nallowed_origins = ["https://harness.test/app"]\n', "[serve] allowed_origins"),
         ('[serve]\nauth = "basic"\n', "[serve] auth: must be one of 'bearer', 'oauth'"),
-        ('[serve]\nissuer = "http://idp.test"\n', "[serve] issuer: must be an absolute https:// URL"),
+        ('[serve]\nissuer = "http://idp.test"\n', "[serve] issuer: must be an https:// URL"),
         ('[serve]\njwks_url = "https://u:p@idp.test/jwks"\n', "[serve] jwks_url: must not carry userinfo"),
         ('[serve]\nauth = "oauth"\naudience = "https://h.test/mcp"\n', '[serve] issuer: required when auth = "oauth"'),
         ('[serve]\nauth = "oauth"\nissuer = "https://idp.test"\n', "[serve] audience: required"),

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -20,9 +19,8 @@ from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, is_conninf
 from harness.net.instances import AUR_RANGES
 from harness.serve import settings as serve_keys
 from harness.telemetry import settings as telemetry_keys
-from harness.text.canonjson import json_type
 from harness.text.redact import Rule, RuleFileError, load_workspace_rules
-from harness.validation import describe_config_error
+from harness.validation import configured_url, describe_config_error
 
 CONFIG_NAME = "harness.toml"
 REDACTION_RULES_NAME = "rules/redaction.toml"
@@ -45,25 +43,10 @@ def _sha256_pin(value: str) -> str:
 
 def check_https_origin(value: Any, *, allow_path: bool) -> str:
     """An https URL with a host and no userinfo, query or fragment; a path only when allowed."""
-    if not isinstance(value, str):
-        raise ValueError(f"expected a string, got {json_type(value)}")
-    url = value
-    parts = urlsplit(url)
-    if parts.scheme != "https":
-        raise ValueError(f"must be an https:// URL, got {url!r}")
-    if not parts.hostname:
-        raise ValueError(f"must name a host, got {url!r}")
-    if parts.username is not None or parts.password is not None:
-        raise ValueError("must not carry userinfo")
-    if parts.query or parts.fragment or url.endswith(("?", "#")):
-        raise ValueError("must not carry a query or fragment")
-    try:
-        parts.port  # noqa: B018 - raises ValueError on an invalid port
-    except ValueError as exc:
-        raise ValueError(f"has an invalid port: {exc}") from None
+    parts = configured_url(value, schemes=("https",))
     if not allow_path and parts.path not in ("", "/"):
         raise ValueError("must be https://host[:port] without a path")
-    return url.rstrip("/") if allow_path else f"https://{parts.netloc}"
+    return value.rstrip("/") if allow_path else f"https://{parts.netloc}"
 
 
 def _bounded(default: int, low: int, high: int, comment: str) -> Any:

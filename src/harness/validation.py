@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import SplitResult, urlsplit
 
 from pydantic import BaseModel, ValidationError
 
@@ -129,3 +130,26 @@ def describe_config_error(errors: list[Any], model: type[BaseModel]) -> str:
     if first["type"] == "extra_forbidden" and len(loc) == 2:
         return f"[{section}] {key}: unknown key; known keys are {', '.join(section_model.model_fields)}"
     return f"[{section}] {key}: {_problem(first, section_model)}"
+
+
+def configured_url(value: Any, *, schemes: tuple[str, ...], query: bool = False, userinfo_hint: str = "") -> SplitResult:
+    """The parts of a URL given in configuration: one of `schemes`, a host, a valid port, never userinfo or a
+    fragment (both end up in logs), a query only when allowed. Raises ValueError with the problem."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {json_type(value)}")
+    parts = urlsplit(value)
+    if parts.scheme not in schemes:
+        raise ValueError(f"must be an {' or '.join(s + '://' for s in schemes)} URL, got {value!r}")
+    if not parts.hostname:
+        raise ValueError(f"must name a host, got {value!r}")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(f"must not carry userinfo{userinfo_hint}")
+    if parts.fragment or value.endswith("#"):
+        raise ValueError("must not carry a fragment" if query else "must not carry a query or fragment")
+    if not query and (parts.query or value.endswith("?")):
+        raise ValueError("must not carry a query or fragment")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on an invalid port
+    except ValueError as exc:
+        raise ValueError(f"has an invalid port: {exc}") from None
+    return parts

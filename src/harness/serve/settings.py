@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from harness.serve.origins import check_allowed_host, check_allowed_origin
+from harness.validation import configured_url
 
 AUTH_MODES = ("bearer", "oauth")
 
@@ -35,19 +35,9 @@ def check_auth(value: Any) -> str:
 
 def check_url(value: Any, *, schemes: tuple[str, ...]) -> str:
     """Empty, or an absolute URL of `schemes` with a host and no userinfo or fragment."""
-    if not isinstance(value, str):
-        raise ValueError("expected a string")
-    if not value:
+    if isinstance(value, str) and not value:
         return ""
-    parts = urlsplit(value)
-    if parts.scheme not in schemes or not parts.hostname:
-        raise ValueError(f"must be an absolute {' or '.join(s + '://' for s in schemes)} URL, got {value!r}")
-    if parts.username is not None or parts.password is not None or parts.fragment or value.endswith("#"):
-        raise ValueError("must not carry userinfo or a fragment")
-    try:
-        parts.port  # noqa: B018 - raises ValueError on an invalid port
-    except ValueError as exc:
-        raise ValueError(f"has an invalid port: {exc}") from None
+    configured_url(value, schemes=schemes, query=True)
     return value
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+
+from harness.text.canonjson import json_type
+from harness.validation import configured_url
 
 ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_ENDPOINT"
 DISABLED_ENV = "OTEL_SDK_DISABLED"
@@ -16,23 +18,12 @@ def check_endpoint(value: Any) -> str:
     Credentials for a collector go in OTEL_EXPORTER_OTLP_HEADERS, never in the URL, which is logged.
     """
     if not isinstance(value, str):
-        raise ValueError("expected a string")
+        raise ValueError(f"expected a string, got {json_type(value)}")
     url = value.strip()
     if not url:
         return ""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise ValueError(f"must be an http:// or https:// URL, got {url!r}")
-    if not parts.hostname:
-        raise ValueError(f"must name a host, got {url!r}")
-    if parts.username is not None or parts.password is not None:
-        raise ValueError("must not carry userinfo (put collector credentials in OTEL_EXPORTER_OTLP_HEADERS)")
-    if parts.query or parts.fragment or url.endswith(("?", "#")):
-        raise ValueError("must not carry a query or fragment")
-    try:
-        parts.port  # noqa: B018 - raises ValueError on an invalid port
-    except ValueError as exc:
-        raise ValueError(f"has an invalid port: {exc}") from None
+    configured_url(url, schemes=("http", "https"),
+                   userinfo_hint=" (put collector credentials in OTEL_EXPORTER_OTLP_HEADERS)")
     return url.rstrip("/")
 
 
