@@ -284,10 +284,14 @@ async def test_the_token_principal_is_in_every_row_and_filterable(served: Served
 
 async def test_an_initialize_flood_from_one_principal_leaves_others_able_to_work(served: Served) -> None:
     flooder = served.issuer.token(served.audience, sub="flooder@example.test")
+    started = time.monotonic()
     answers = [served.post(flooder) for _ in range(15)]
+    # sessions_per_minute = 30 puts one place back every 2 s: a slow machine may see that many more opens.
+    refilled = int((time.monotonic() - started) / 2)
     statuses = [a.status_code for a in answers]
-    assert statuses[:10] == [200] * 10 and set(statuses[10:]) == {429}  # session_burst = 10 by default
-    refused = answers[-1]
+    assert statuses[:10] == [200] * 10  # session_burst = 10 by default
+    assert set(statuses[10:]) <= {200, 429} and statuses[10:].count(200) <= refilled, statuses
+    refused = next(a for a in answers[10:] if a.status_code == 429)
     assert int(refused.headers["retry-after"]) >= 1 and refused.json()["error"].startswith("too many new sessions")
     async with served.client(served.issuer.token(served.audience, sub="carol@example.test")) as client:
         result = await client.call_tool("test_echo", {"required_name": "still here"})
