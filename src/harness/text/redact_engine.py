@@ -48,16 +48,26 @@ class _Gate:
 class ShapeEngine:
     """Runs the catalogue: each detector only where its gate matched, each rule only if its keywords let it."""
 
-    __slots__ = ("_detectors", "_keywords", "_lowered", "_original", "rules")
+    __slots__ = ("_detectors", "_gates", "_keywords", "rules")
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.rules = rules
         self._detectors = tuple((rule, detector) for rule in rules for detector in rule.detectors)
         lowered: list[tuple[bytes, int]] = []
         original: list[tuple[bytes, int]] = []
+        # Gate patterns that do not open with their detector's literal (a mid-token anchor's `before` class) get a
+        # Set of their own: their threads are live at every byte, and beside ~500 literal-first patterns they
+        # multiply the DFA states a fresh text needs, which made the pass 2-3x dearer until the states were cached
+        # (docs/decisions.md, "Redaction throughput"). Which Set holds a pattern changes no answer.
+        unanchored: list[tuple[bytes, int]] = []
         for index, (_, detector) in enumerate(self._detectors):
             for on_lowered, source in detector.gates():
-                (lowered if on_lowered else original).append((source, index))
+                if on_lowered:
+                    lowered.append((source, index))
+                elif source.startswith(escape(detector.literal)):
+                    original.append((source, index))
+                else:
+                    unanchored.append((source, index))
         # Keyword gates are owned by negative numbers: -1 - (the rule's position in `rules`).
         keywords: dict[int, frozenset[int]] = {}
         for position, rule in enumerate(rules):
@@ -66,20 +76,22 @@ class ShapeEngine:
                 lowered.extend((escape(keyword), owner) for keyword in rule.gates)
                 keywords[rule.number] = frozenset((owner,))
         self._keywords = keywords
-        self._lowered = _Gate(lowered)
-        self._original = _Gate(original)
+        # (gate, whether it runs on the lowered copy); a copy with no gate pattern needs no pass.
+        self._gates = tuple((_Gate(entries), on_lowered) for entries, on_lowered in
+                            ((lowered, True), (original, False), (unanchored, False)) if entries)
 
     def spans(self, buf: bytes, lo: bytes) -> list[Span]:
         """Every shape span in `buf` (`lo` is `buf.lower()`)."""
-        on_lowered = self._lowered.matched(lo)
-        on_original = self._original.matched(buf)
         out: list[Span] = []
         detectors = self._detectors
-        if on_lowered is None or on_original is None:
-            for rule, detector in detectors:
-                detector.scan(buf, lo, rule, out)
-            return out
-        present = on_lowered | on_original
+        present: set[int] = set()
+        for gate, on_lowered in self._gates:
+            found = gate.matched(lo if on_lowered else buf)
+            if found is None:
+                for rule, detector in detectors:
+                    detector.scan(buf, lo, rule, out)
+                return out
+            present |= found
         keywords = self._keywords
         for index in sorted(owner for owner in present if owner >= 0):
             rule, detector = detectors[index]
