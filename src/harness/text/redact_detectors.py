@@ -417,7 +417,7 @@ class Token:
         size = len(self.literal)
         pos = 0
         while True:
-            match = self._re.search(buf, pos)
+            match = self._re.search_from(buf, self.literal, pos)
             start = match[0][0] if match is not None else end
             for hit in cut_hits(buf, self.literal, pos, start, self._max):
                 if (not hit or left[buf[hit - 1]]) and ends_inside(self._prefix, buf, hit + size, self._max - size):
@@ -543,7 +543,7 @@ class Block:
         """Append the body span of every block, left to right."""
         pos = 0
         while True:
-            match = self._re.search(buf, pos)
+            match = self._re.search_from(buf, self.literal, pos)
             if match is None:
                 return
             body = match[0][1]
@@ -703,7 +703,7 @@ class BotToken:
         longest = seq_max_len(self.items)
         pos = 0
         while True:
-            match = self._re.search(buf, pos)
+            match = self._re.search_from(buf, self.literal, pos)
             at = match[0][0] if match is not None else end
             for hit in cut_hits(buf, self.literal, pos, at, size + longest):
                 if self._digits_before(buf, hit) and ends_inside(self._prefix, buf, hit + size, longest):
