@@ -13,6 +13,7 @@ from typing import Any
 
 import re2
 
+from harness.text.redact_detectors import Anchored
 from harness.text.redact_pattern import escape, re2_options
 from harness.text.redact_rules import CATALOGUE, Rule, expand_example
 from harness.text.redact_spans import CLASS_NAMES, Span
@@ -25,9 +26,12 @@ _SENTINEL = rb"\z"
 class _Gate:
     """One RE2::Set over one text copy; `owners[i]` is what pattern i stands for (a detector index or a rule's keyword)."""
 
-    __slots__ = ("_set", "owners")
+    __slots__ = ("_literals", "_set", "owners")
 
-    def __init__(self, entries: list[tuple[bytes, int]]) -> None:
+    def __init__(self, entries: list[tuple[bytes, int]], literals: tuple[bytes, ...] = ()) -> None:
+        # `literals`, when given, holds a literal that each pattern requires: without one of them in the text no
+        # pattern can match, and the pass is skipped.
+        self._literals = literals
         self._set = re2.Set.SearchSet(re2_options(GATE_MAX_MEM))
         self.owners: list[int] = []
         self._set.Add(_SENTINEL)
@@ -38,6 +42,8 @@ class _Gate:
 
     def matched(self, text: bytes) -> set[int] | None:
         """The owners of every pattern that matches `text`; None when the pass failed (everything must run)."""
+        if self._literals and not any(literal in text for literal in self._literals):
+            return set()
         found = self._set.Match(text) or ()
         if 0 not in found:
             return None
@@ -48,16 +54,29 @@ class _Gate:
 class ShapeEngine:
     """Runs the catalogue: each detector only where its gate matched, each rule only if its keywords let it."""
 
-    __slots__ = ("_detectors", "_keywords", "_lowered", "_original", "rules")
+    __slots__ = ("_detectors", "_gates", "_keywords", "rules")
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.rules = rules
         self._detectors = tuple((rule, detector) for rule in rules for detector in rule.detectors)
         lowered: list[tuple[bytes, int]] = []
         original: list[tuple[bytes, int]] = []
+        # A mid-token anchor's gate opens with its `before` class, not a literal, so its threads are live at every
+        # byte: beside ~500 literal-first patterns they multiplied the DFA states a fresh text needs (the pass was
+        # 2-3x dearer until the states were cached; docs/decisions.md, "Redaction throughput"). Those patterns get a
+        # Set of their own, run only where an anchor occurs (each pattern contains its anchor). Which Set holds a
+        # pattern changes no answer.
+        unanchored: list[tuple[bytes, int]] = []
+        anchors: set[bytes] = set()
         for index, (_, detector) in enumerate(self._detectors):
             for on_lowered, source in detector.gates():
-                (lowered if on_lowered else original).append((source, index))
+                if on_lowered:
+                    lowered.append((source, index))
+                elif isinstance(detector, Anchored) and not source.startswith(escape(detector.literal)):
+                    unanchored.append((source, index))
+                    anchors.add(detector.literal)
+                else:
+                    original.append((source, index))
         # Keyword gates are owned by negative numbers: -1 - (the rule's position in `rules`).
         keywords: dict[int, frozenset[int]] = {}
         for position, rule in enumerate(rules):
@@ -66,20 +85,24 @@ class ShapeEngine:
                 lowered.extend((escape(keyword), owner) for keyword in rule.gates)
                 keywords[rule.number] = frozenset((owner,))
         self._keywords = keywords
-        self._lowered = _Gate(lowered)
-        self._original = _Gate(original)
+        # (gate, whether it runs on the lowered copy); a copy with no gate pattern needs no pass.
+        gates = [(_Gate(lowered), True), (_Gate(original), False)]
+        if unanchored:
+            gates.append((_Gate(unanchored, tuple(sorted(anchors))), False))
+        self._gates = tuple(gates)
 
     def spans(self, buf: bytes, lo: bytes) -> list[Span]:
         """Every shape span in `buf` (`lo` is `buf.lower()`)."""
-        on_lowered = self._lowered.matched(lo)
-        on_original = self._original.matched(buf)
         out: list[Span] = []
         detectors = self._detectors
-        if on_lowered is None or on_original is None:
-            for rule, detector in detectors:
-                detector.scan(buf, lo, rule, out)
-            return out
-        present = on_lowered | on_original
+        present: set[int] = set()
+        for gate, on_lowered in self._gates:
+            found = gate.matched(lo if on_lowered else buf)
+            if found is None:
+                for rule, detector in detectors:
+                    detector.scan(buf, lo, rule, out)
+                return out
+            present |= found
         keywords = self._keywords
         for index in sorted(owner for owner in present if owner >= 0):
             rule, detector = detectors[index]
