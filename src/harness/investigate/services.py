@@ -19,12 +19,12 @@ def github(ctx: Context) -> GuardedClient:
 
 def _build_github(ctx: Context) -> GuardedClient:
     # Imported here: only github_actor needs the HTTP stack, and every other call skips loading it.
-    from harness.net import ClientConfigError, github_client
+    from harness.net import ClientConfigError, instances
 
     settings = ctx.settings
     ca_file = settings.workspace_path(settings.get("github", "ca_file"))
     try:
-        return github_client(
+        return instances.github_client(
             settings.get("github", "api_url"),
             str(ca_file) if ca_file else None,
             settings.github_token or None,
