@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, row  # noqa: E402
 
 from harness.adapters import ADAPTERS  # noqa: E402
-from harness.store import Store, ingest_files  # noqa: E402
+from harness.store import Store  # noqa: E402
+from harness.store.ingest import ingest_files
 
 PEAK_RSS_MIB = 512
 RATIO = 1.5

@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.store import RecordFilter, Store, ingest_files
+from harness.store import RecordFilter, Store
 from harness.store.git import Git, git_executable
+from harness.store.ingest import ingest_files
 from harness.store.reader import list_segments
 
 ACTORS = 2000

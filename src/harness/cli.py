@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import shlex
 import sys
@@ -13,7 +14,6 @@ from typing import Any, NoReturn
 import click
 
 from harness import __version__
-from harness.adapters.registry import FORMAT_NAMES, HARNESS
 from harness.cliargs import Flag, convert, flags_for, read_json_argument
 from harness.config import ConfigError, Overrides, Settings, load_settings
 from harness.dispatch import ArgumentError, CallContext, Outcome, Recorder, dispatch, error_outcome
@@ -545,7 +545,7 @@ def ingest_group() -> None:
 
 def _ingest(app: App, stream: str, files: tuple[str, ...], format_name: str = "harness", rejects: str = "") -> None:
     from harness.investigate.services import store
-    from harness.store import ingest_files
+    from harness.store.ingest import ingest_files
 
     def run() -> dict[str, Any]:
         if not files:
@@ -567,12 +567,26 @@ def _ingest(app: App, stream: str, files: tuple[str, ...], format_name: str = "h
     _recorded_operator(app, f"cli.ingest_{stream}", arguments, run)
 
 
+class _FormatChoice(click.Choice):  # type: ignore[type-arg]
+    """The `--format` names, read from the adapters registry only when an ingest parses or shows them, so no
+    other command loads every adapter (docs/decisions.md, issue 11)."""
+
+    def __init__(self) -> None:
+        self.case_sensitive = True
+
+    @functools.cached_property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        from harness.adapters.registry import FORMAT_NAMES
+
+        return FORMAT_NAMES
+
+
 @ingest_group.command("events")
 @click.option(
     "--format",
     "format",
-    type=click.Choice(FORMAT_NAMES),
-    default=HARNESS,
+    type=_FormatChoice(),
+    default="harness",
     show_default=True,
     help="Input format: the harness's own records, a vendor log format, or auto (recognized per file).",
 )

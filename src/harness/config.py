@@ -16,7 +16,7 @@ from pydantic.fields import FieldInfo
 from harness import files
 from harness.errors import InvalidInput
 from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, is_conninfo
-from harness.net.instances import AUR_RANGES
+from harness.net.aur_ranges import AUR_RANGES
 from harness.serve import settings as serve_keys
 from harness.telemetry import settings as telemetry_keys
 from harness.text.redact import Rule, RuleFileError, load_workspace_rules

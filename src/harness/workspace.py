@@ -10,8 +10,9 @@ from typing import Any
 
 from harness.config import CONFIG_NAME, Settings, default_config_text
 from harness.errors import UpstreamUnavailable
-from harness.store import Store, ingest_files
+from harness.store import Store
 from harness.store.git import find_git_dir
+from harness.store.ingest import ingest_files
 from harness.text.sanitize import echo
 
 SAMPLES = ("events.jsonl", "findings.jsonl", "baseline.json")

@@ -20,7 +20,7 @@ from harness.config import ConfigError, Overrides, load_settings
 from harness.context import build_context
 from harness.investigate import github_actor, services
 from harness.mcp_server import build_server
-from harness.net import GuardedClient, github_client
+from harness.net import GuardedClient, github_client, instances
 from harness.surface import OPERATIONS
 from tests.investigate.github_support import FakeGitHub, json_reply
 from tests.net.https_server import Reply
@@ -441,7 +441,7 @@ def test_hung_server_fails_in_bounded_time(
 ) -> None:
     # The real client, with the read timeout and deadline shrunk from the spec's 15 s so the test stays short.
     quick = functools.partial(github_client, connect_timeout_s=2, read_timeout_s=0.3, deadline_s=2)
-    monkeypatch.setattr(services, "github_client", quick)
+    monkeypatch.setattr(instances, "github_client", quick)
     reply = Reply(200, stall_s=30) if stall == "before-status" else Reply(200, body=b"{}", body_stall_s=30)
     fake_github.script("/users/octocat", reply)
     expect_error(lookup(door, fake_github, "octocat"), "upstream_unavailable",

@@ -11,8 +11,9 @@ import pytest
 from store_support import EV_LINES, check_invariants, stream_ids
 
 from harness.errors import InvalidInput
-from harness.store import RecordFilter, Store, ingest_files
+from harness.store import RecordFilter, Store
 from harness.store import ingest as ingest_module
+from harness.store.ingest import ingest_files
 
 
 @pytest.fixture

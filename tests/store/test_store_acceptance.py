@@ -11,7 +11,8 @@ import pytest
 from store_support import EV_LINES, canonical
 
 from harness.errors import InvalidInput
-from harness.store import RecordFilter, Store, build_baseline, ingest_files
+from harness.store import RecordFilter, Store, build_baseline
+from harness.store.ingest import ingest_files
 from harness.store.query import StoreView
 
 FI = ('[{"Id":"finding-evt-1","Source":"detector:unusual-timing","Severity":"medium","Type":"unusual-timing",'

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.config import CONFIG_NAME, ConfigError
 from harness.context import Context
-from harness.net import ClientConfigError, GuardedClient, github_client
 from harness.store import Baseline, Store, load_baseline_file
+
+if TYPE_CHECKING:
+    from harness.net import GuardedClient
 
 
 def github(ctx: Context) -> GuardedClient:
@@ -14,10 +18,13 @@ def github(ctx: Context) -> GuardedClient:
 
 
 def _build_github(ctx: Context) -> GuardedClient:
+    # Imported here: only github_actor needs the HTTP stack, and every other call skips loading it.
+    from harness.net import ClientConfigError, instances
+
     settings = ctx.settings
     ca_file = settings.workspace_path(settings.get("github", "ca_file"))
     try:
-        return github_client(
+        return instances.github_client(
             settings.get("github", "api_url"),
             str(ca_file) if ca_file else None,
             settings.github_token or None,

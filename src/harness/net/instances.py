@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from harness.net.aur_ranges import AUR_RANGES
 from harness.net.client import USER_AGENT, GuardedClient
 from harness.net.errors import ClientConfigError
 
@@ -17,14 +18,6 @@ AUR_MAX_REDIRECTS = 3
 AUR_BACKOFF_CAP_S = 15.0
 AUR_CALL_DEADLINE_S = 180.0
 
-# docs/triage.md §1: the ranges of the [aur] keys, the one place they live: config.py builds the [aur] model from
-# them, and they are enforced here too so a bad value can never reach the transport.
-AUR_RANGES = {
-    "min_interval_ms": (0, 10_000),
-    "backoff_base_ms": (1, 10_000),
-    "max_retries": (0, 5),
-    "retry_after_cap_s": (1, 300),
-}
 
 
 def aur_jitter(_delay_s: float) -> float:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.errors import UpstreamUnavailable
+from harness.store.refcache import HeadCache, probe
 from harness.text.sanitize import sanitize_field
 
 ZERO_OID = "0" * 40
@@ -157,6 +158,8 @@ class Git:
 
     def __init__(self, git_dir: Path) -> None:
         self.git_dir = git_dir
+        self._head_cache = HeadCache(git_dir)
+        self.head_resolutions = 0
 
     def run(self, *args: str, stdin: bytes | None = None, extra_env: Mapping[str, str] | None = None) -> bytes:
         """Stdout of a git command that must succeed."""
@@ -184,7 +187,21 @@ class Git:
         return done.stdout.decode("ascii").strip()
 
     def head(self) -> tuple[str, str | None]:
-        """(branch, commit) of HEAD; the commit is None for a repository without commits."""
+        """(branch, commit) of HEAD; the commit is None for a repository without commits.
+
+        Served from the ref-identity cache (harness.store.refcache) while HEAD's files are unchanged; git is
+        asked only when they changed.
+        """
+        cached = self._head_cache.get()
+        if cached is not None:
+            return cached
+        before = probe(self.git_dir)
+        answer = self._resolve_head()
+        self._head_cache.put(before, answer)
+        return answer
+
+    def _resolve_head(self) -> tuple[str, str | None]:
+        self.head_resolutions += 1
         # One process in the common case (HEAD on a branch with commits), since every call resolves HEAD;
         # anything else takes the two-step path that tells unborn, detached and broken apart.
         done = run_git(self.git_dir, ("rev-parse", "HEAD^{commit}", "--symbolic-full-name", "HEAD"))
