@@ -258,16 +258,11 @@ def find_workspace(environ: Mapping[str, str], *, start: Path | None = None) -> 
 
 def read_config_file(path: Path) -> dict[str, Any]:
     """Parse harness.toml; a missing file is an empty configuration."""
-    try:
-        data = files.read_regular(path, CONFIG_MAX_BYTES, follow_symlinks=True)
-    except files.FileMissing:
+    text = _read_operator_text(path)
+    if text is None:
         return {}
-    except files.FileRefused as exc:
-        raise ConfigError(str(exc)) from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: is not UTF-8") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 
@@ -275,18 +270,27 @@ def read_config_file(path: Path) -> dict[str, Any]:
 def read_redaction_rules(workspace: Path) -> tuple[Rule, ...]:
     """The workspace's own redaction rules (`rules/redaction.toml`, optional), each checked against its examples."""
     path = workspace / REDACTION_RULES_NAME
+    text = _read_operator_text(path)
+    if text is None:
+        return ()
+    try:
+        return load_workspace_rules(text, str(path))
+    except RuleFileError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _read_operator_text(path: Path) -> str | None:
+    """The UTF-8 text of a file the operator keeps (followed if a symlink), or None when there is none."""
     try:
         data = files.read_regular(path, CONFIG_MAX_BYTES, follow_symlinks=True)
     except files.FileMissing:
-        return ()
+        return None
     except files.FileRefused as exc:
         raise ConfigError(str(exc)) from None
     try:
-        return load_workspace_rules(data.decode("utf-8"), str(path))
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: is not UTF-8") from None
-    except RuleFileError as exc:
-        raise ConfigError(str(exc)) from None
 
 
 def _section_values(model: BaseModel) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.adapters import azure
 from harness.adapters.azure import both
-from harness.adapters.fields import AdapterError, get, text
+from harness.adapters.fields import AdapterError, get, objects, text
 from harness.adapters.table import Derived, Format, Table, map_record
 
 _ACTOR = both(
@@ -116,7 +116,7 @@ def _targets(record: dict[str, Any]) -> list[dict[str, Any]]:
     value = get(record, "targetResources")
     if value is None:
         value = get(record, "properties.targetResources")
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    return objects(value)
 
 
 def _name(entity: Any) -> str:
@@ -130,8 +130,7 @@ def _target_of(targets: list[dict[str, Any]], *kinds: str) -> str:
 def _modified_role(targets: list[dict[str, Any]]) -> str:
     """Entra writes modified-property values as JSON text, so a role name arrives as `"Global Administrator"`."""
     for target in targets:
-        changes = get(target, "modifiedProperties")
-        for change in changes if isinstance(changes, list) else []:
+        for change in objects(get(target, "modifiedProperties")):
             if text(change, "displayName") == "Role.DisplayName":
                 return text(change, "newValue").strip('"').strip()
     return ""

@@ -54,6 +54,11 @@ def text(record: Any, *paths: str) -> str:
     return ""
 
 
+def objects(value: Any) -> list[dict[str, Any]]:
+    """The objects of a JSON array, in order; a value that is not an array holds none."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def required_text(record: Any, path: str) -> str:
     """The string at `path`; absent, empty or not a string is an AdapterError naming the field."""
     value = get(record, path)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness.adapters.fields import get, text
+from harness.adapters.fields import get, objects, text
 from harness.adapters.table import Derived, Format, Table, array_or_record, first_record, listed, map_record
 
 _POLICY_DELTAS = (
@@ -106,7 +106,7 @@ def _deltas(record: dict[str, Any]) -> list[dict[str, Any]]:
     for path in _POLICY_DELTAS:
         value = get(record, path)
         if isinstance(value, list):
-            return [item for item in value if isinstance(item, dict)]
+            return objects(value)
     return []
 
 

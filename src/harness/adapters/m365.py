@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness.adapters.fields import AdapterError, embedded_record, get, text
+from harness.adapters.fields import AdapterError, embedded_record, get, objects, text
 from harness.adapters.table import Derived, Format, Table, array_or_record, first_record, map_record
 
 _WRAPPED = "AuditData"
@@ -89,16 +89,14 @@ TABLE = Table(
 
 
 def _target_user(record: dict[str, Any]) -> str:
-    targets = get(record, "Target")
-    for target in targets if isinstance(targets, list) else []:
+    for target in objects(get(record, "Target")):
         if get(target, "Type") == 5:
             return text(target, "ID")
     return ""
 
 
 def _modified(record: dict[str, Any], name: str) -> str:
-    changes = get(record, "ModifiedProperties")
-    for change in changes if isinstance(changes, list) else []:
+    for change in objects(get(record, "ModifiedProperties")):
         if text(change, "Name") == name:
             return text(change, "NewValue").strip('"').strip()
     return ""

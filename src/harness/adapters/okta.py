@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness.adapters.fields import AdapterError, get, text
+from harness.adapters.fields import AdapterError, get, objects, text
 from harness.adapters.table import Derived, Format, Table, array_or_record, first_record, map_record
 from harness.text.geo import country_code
 
@@ -102,8 +102,7 @@ TABLE = Table(
 
 
 def _targets(record: dict[str, Any]) -> list[dict[str, Any]]:
-    value = get(record, "target")
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    return objects(get(record, "target"))
 
 
 def _name(entity: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,17 +43,14 @@ def github_client(
     }
     if token and token.strip():
         headers["Authorization"] = f"Bearer {token.strip()}"
-    return _build(
+    return _one_shot(
         "api_url",
-        origin=api_url,
-        ca_file=ca_file,
+        api_url,
+        ca_file,
+        headers,
         connect_timeout_s=connect_timeout_s,
         read_timeout_s=read_timeout_s,
         deadline_s=deadline_s,
-        max_body_bytes=GITHUB_BODY_CAP,
-        max_retries=0,
-        follow_redirects="never",
-        headers=headers,
         monotonic=monotonic,
     )
 
@@ -69,17 +66,14 @@ def okta_client(
 ) -> GuardedClient:
     """The Okta System Log instance (docs/decisions.md, "Live pulls"): SSWS token, no retries, never redirects,
     4 MiB; rate limits and resumption are the pull's job, so every status comes back as a Response."""
-    return _build(
+    return _one_shot(
         "base_url",
-        origin=base_url,
-        ca_file=ca_file,
+        base_url,
+        ca_file,
+        {"User-Agent": USER_AGENT, "Accept": "application/json", "Authorization": f"SSWS {token.strip()}"},
         connect_timeout_s=connect_timeout_s,
         read_timeout_s=read_timeout_s,
         deadline_s=deadline_s,
-        max_body_bytes=GITHUB_BODY_CAP,
-        max_retries=0,
-        follow_redirects="never",
-        headers={"User-Agent": USER_AGENT, "Accept": "application/json", "Authorization": f"SSWS {token.strip()}"},
     )
 
 
@@ -141,6 +135,33 @@ def aur_client_transport(
         sleep=sleep,
     )
     return client
+
+
+def _one_shot(
+    origin_key: str,
+    origin: str,
+    ca_file: str | None,
+    headers: Mapping[str, str],
+    *,
+    connect_timeout_s: float,
+    read_timeout_s: float,
+    deadline_s: float,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> GuardedClient:
+    """The policy GitHub and Okta share: one request per call (no retries), redirects never followed, 4 MiB."""
+    return _build(
+        origin_key,
+        origin=origin,
+        ca_file=ca_file,
+        connect_timeout_s=connect_timeout_s,
+        read_timeout_s=read_timeout_s,
+        deadline_s=deadline_s,
+        max_body_bytes=GITHUB_BODY_CAP,
+        max_retries=0,
+        follow_redirects="never",
+        headers=headers,
+        monotonic=monotonic,
+    )
 
 
 def _build(origin_key: str, **settings: Any) -> GuardedClient:

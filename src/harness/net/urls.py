@@ -18,7 +18,8 @@ _PATH_CHARS = frozenset(string.ascii_letters + string.digits + "-._~!$&'()*+,;=:
 # Query values may carry literal brackets (the AUR's `arg[]` key); IPv6 hosts use them too.
 _URL_CHARS = _PATH_CHARS | frozenset("?[]")
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_DNS_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
+# A lower-case DNS host name (urlsplit lower-cases hostname); pull/sources.py reads `--domain` with it too.
+DNS_HOST = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _valid_host(host: str | None) -> bool:
         except ValueError:
             return False
         return True
-    return _DNS_HOST.fullmatch(host) is not None
+    return DNS_HOST.fullmatch(host) is not None
 
 
 def _path_problem(path: str) -> str:

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from harness.errors import InvalidInput
 from harness.net import build_path, build_query
+from harness.net.urls import DNS_HOST
 from harness.text.sanitize import echo
 
 PAGE_SIZE = 100
 _ORG = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,98}[A-Za-z0-9])?")
-_DOMAIN = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?(?::[0-9]{1,5})?")
+_DOMAIN = re.compile(DNS_HOST.pattern + r"(?::[0-9]{1,5})?")
 
 
 @dataclass(frozen=True)

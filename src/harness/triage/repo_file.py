@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -37,9 +39,24 @@ DESCRIPTION = (
     "directory)."
 )
 
-_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+@dataclass(frozen=True)
+class _Kind:
+    """What one step of the walk must find: its mode test, the open flags, and how a refusal words it."""
+
+    is_kind: Callable[[int], bool]
+    flags: int
+    noun: str
+    open_failure: str
+
+
+_DIRECTORY = _Kind(
+    stat.S_ISDIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, "a directory", "not a directory"
+)
 # O_NONBLOCK: a FIFO swapped in between the lstat and the open must not block the open.
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_REGULAR = _Kind(
+    stat.S_ISREG, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, "a regular file", "cannot be opened"
+)
 
 
 def _check_path_text(value: str) -> str:
@@ -89,42 +106,24 @@ def _lstat_at(name: str, dir_fd: int, shown: str) -> os.stat_result:
         raise NotFound(f"{shown} does not exist in the watcher checkout") from None
 
 
-def _descend(dir_fd: int, name: str, shown: str) -> int:
-    """Open the subdirectory `name` of `dir_fd`, refusing anything but a real directory."""
+def _open_at(dir_fd: int, name: str, shown: str, kind: _Kind, subject: str) -> int:
+    """Open `name` of `dir_fd` as `kind`: lstat, no-follow open, then the descriptor must be the lstat'ed file,
+    so nothing swapped in between the two (a symlink, a FIFO, another file) is ever read."""
     before = _lstat_at(name, dir_fd, shown)
     if stat.S_ISLNK(before.st_mode):
-        raise Refused(f"path component {shown} is a symbolic link")
-    if not stat.S_ISDIR(before.st_mode):
-        raise Refused(f"path component {shown} is not a directory")
+        raise Refused(f"{subject} is a symbolic link")
+    if not kind.is_kind(before.st_mode):
+        raise Refused(f"{subject} is not {kind.noun}")
     try:
-        fd = os.open(name, _DIRECTORY_FLAGS, dir_fd=dir_fd)
+        fd = os.open(name, kind.flags, dir_fd=dir_fd)
     except FileNotFoundError:
         raise NotFound(f"{shown} does not exist in the watcher checkout") from None
     except OSError:
-        raise Refused(f"path component {shown} is a symbolic link or not a directory") from None
-    if not _same_file(before, os.fstat(fd)):
-        os.close(fd)
-        raise Refused(f"path component {shown} changed while it was opened")
-    return fd
-
-
-def _open_file(dir_fd: int, name: str, shown: str) -> int:
-    """Open the regular file `name` of `dir_fd` without following a symlink."""
-    before = _lstat_at(name, dir_fd, shown)
-    if stat.S_ISLNK(before.st_mode):
-        raise Refused(f"{shown} is a symbolic link")
-    if not stat.S_ISREG(before.st_mode):
-        raise Refused(f"{shown} is not a regular file")
-    try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
-    except FileNotFoundError:
-        raise NotFound(f"{shown} does not exist in the watcher checkout") from None
-    except OSError:
-        raise Refused(f"{shown} is a symbolic link or cannot be opened") from None
+        raise Refused(f"{subject} is a symbolic link or {kind.open_failure}") from None
     after = os.fstat(fd)
-    if not stat.S_ISREG(after.st_mode) or not _same_file(before, after):
+    if not kind.is_kind(after.st_mode) or not _same_file(before, after):
         os.close(fd)
-        raise Refused(f"{shown} changed while it was opened")
+        raise Refused(f"{subject} changed while it was opened")
     return fd
 
 
@@ -133,10 +132,12 @@ def open_watcher_file(root: Path, parts: tuple[str, ...]) -> int:
     dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for depth, name in enumerate(parts[:-1], start=1):
-            child = _descend(dir_fd, name, "/".join(parts[:depth]))
+            shown = "/".join(parts[:depth])
+            child = _open_at(dir_fd, name, shown, _DIRECTORY, f"path component {shown}")
             os.close(dir_fd)
             dir_fd = child
-        return _open_file(dir_fd, parts[-1], "/".join(parts))
+        shown = "/".join(parts)
+        return _open_at(dir_fd, parts[-1], shown, _REGULAR, shown)
     finally:
         os.close(dir_fd)
 
