@@ -402,14 +402,13 @@ def _ingest_records(
                     read += 1
                     if count % PROGRESS_EVERY == 0 and source.large:
                         print(f"ingest: {source.name}: {count} records read", file=stderr, flush=True)
-                    where = records.loc(item.position)
                     if item.problem:
-                        rejects.refuse(where, item.problem, item.original)
+                        rejects.refuse(records.loc(item.position), item.problem, item.original)
                         continue
                     try:
                         record, line = encode_record(spec, item.value)
                     except RecordError as exc:
-                        rejects.refuse(where, str(exc), item.original)
+                        rejects.refuse(records.loc(item.position), str(exc), item.original)
                         continue
                     vendor = isinstance(records, _VendorRecords) and records.vendor
                     vendor_seen = vendor_seen or vendor
@@ -422,7 +421,8 @@ def _ingest_records(
                         continue
                     if stored is not None:
                         found = "already stored" if prior is None else f"appears earlier in this input ({loc(prior)})"
-                        rejects.refuse(where, f"id {echo(record['id'])} {found} with different content", item.original)
+                        problem = f"id {echo(record['id'])} {found} with different content"
+                        rejects.refuse(records.loc(item.position), problem, item.original)
                         continue
                     spool.append(key, line)
                     origin.append(len(inputs) - 1)
