@@ -2,7 +2,8 @@
 
 Each bench is a standalone script printing one JSON object
 {"bench", "machine", "results": [{"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}]}.
-Pass --quick for the seconds-long smoke variant of each (what the test suite runs).
+Pass --quick for the seconds-long smoke variant of each (what the test suite runs), and --scale to add issue 11
+goal 6's 10,000,000-event store to store_bench.py (tens of minutes and tens of GB under the temporary directory).
 """
 
 from __future__ import annotations
@@ -59,12 +60,16 @@ def markdown(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+SCALE_ARGS = {"store_bench.py": ["--scale-events", "10000000"]}
+
+
 def main(argv: list[str]) -> int:
     extra = [a for a in argv if a == "--quick"]
+    scale = "--scale" in argv and not extra
     results = []
     for script in bench_scripts():
         print(f"bench: running {script.name} ...", file=sys.stderr, flush=True)
-        results.append(run(script, extra))
+        results.append(run(script, extra + (SCALE_ARGS.get(script.name, []) if scale else [])))
     out = HERE / "out"
     out.mkdir(exist_ok=True)
     text = json.dumps({"benches": results}, indent=2, sort_keys=True)

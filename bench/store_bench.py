@@ -1,6 +1,10 @@
 """Store benchmarks (docs/investigate.md §10): ingest, actor+type query vs full replay, catch-up, append scaling.
 
-Usage: python bench/store_bench.py [--quick] [--events N]. Prints one JSON object on stdout:
+The ingest figures are issue 11 goal 6's: wall and peak RSS of a 1,000,000-event ingest, beside reading and
+json-parsing the same file in a process of its own in the same run (the least any ingest does); with
+`--scale-events 10000000`, the same for a 10,000,000-event store and its actor+type p50 against the 1M one.
+
+Usage: python bench/store_bench.py [--quick] [--events N] [--scale-events N]. Prints one JSON object on stdout:
 {"bench", "machine", "results": [{"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}]}.
 Ratios compare figures measured in the same run, because these machines are noisy.
 """
@@ -62,15 +66,23 @@ def generate(path: Path, count: int, *, seed: int = 7, prefix: str = "evt") -> N
             out.write(json.dumps(event, separators=(",", ":")) + "\n")
 
 
-def _child(args: list[str]) -> tuple[float, int]:
-    """Run this script in a child process; return (wall seconds, peak RSS in KiB) of that child."""
+def _child(args: list[str]) -> tuple[float, int, float]:
+    """Run this script in a child process; return (wall seconds, peak RSS in KiB, CPU seconds) of that child
+    (the CPU time counts the git processes it waited for)."""
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"child {args[0]} failed with status {status}")
-    return wall, usage.ru_maxrss
+    return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+
+
+def child_parse(events_file: str) -> None:
+    """The baseline: read the file line by line and json.loads every line, nothing else."""
+    with open(events_file, "rb") as lines:
+        for line in lines:
+            json.loads(line)
 
 
 def child_ingest(store_path: str, index_path: str, events_file: str) -> None:
@@ -116,7 +128,44 @@ def result(name: str, value: float, unit: str, target: str, meets: bool,
             "ratio": None if ratio is None else round(ratio, 3)}
 
 
-def run(events: int, catch_up: int, small: int) -> list[dict[str, Any]]:
+def _ingest_figures(store_path: Path, index_path: Path, events_file: Path, events: int, suffix: str
+                    ) -> list[dict[str, Any]]:
+    """Goal 6's ingest rows: wall, CPU and peak RSS of one ingest child, beside a json-parse child of the same file."""
+    parse_wall, _, parse_cpu = _child(["--child-parse", str(events_file)])
+    wall, rss_kib, cpu = _child(["--child-ingest", str(store_path), str(index_path), str(events_file)])
+    limit_s = 30 * events / 1_000_000
+    rss_mib = rss_kib / 1024
+    at = f"at {events:,} events (issue 11 goal 6)"
+    return [
+        result(f"ingest_wall{suffix}", wall, "s", f"<= {limit_s:g} s {at}", wall <= limit_s,
+               baseline=parse_wall, ratio=wall / parse_wall),
+        result(f"ingest_cpu{suffix}", cpu, "s", "CPU of the ingest and its git processes, beside the json-parse child",
+               True, baseline=parse_cpu, ratio=cpu / parse_cpu),
+        result(f"ingest_peak_rss{suffix}", rss_mib, "MiB", f"<= 512 MiB {at}", rss_mib <= 512),
+    ]
+
+
+def _p50(store: Store, pairs: list[tuple[str, str]]) -> float:
+    _query(store, *pairs[0])
+    return statistics.median(_timed(lambda p=pair: _query(store, *p)) for pair in pairs) * 1000
+
+
+def scale(events: int, small_p50: float, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Goal 6 at scale: the ingest rows of an `events`-event store and its p50 against the smaller store's."""
+    with tempfile.TemporaryDirectory(prefix="store-bench-scale-") as tmp:
+        root = Path(tmp)
+        events_file = root / "events.jsonl"
+        generate(events_file, events)
+        store_path, index_path = root / "store", root / "store.index.sqlite3"
+        rows = _ingest_figures(store_path, index_path, events_file, events, "_scale")
+        events_file.unlink()
+        p50 = _p50(Store(store_path, index_path=index_path), pairs)
+    rows.append(result("query_actor_type_p50_scale", p50, "ms", "<= 1.5x the p50 of the smaller store",
+                       p50 <= 1.5 * small_p50, baseline=small_p50, ratio=p50 / small_p50))
+    return rows
+
+
+def run(events: int, catch_up: int, small: int, scale_events: int) -> list[dict[str, Any]]:
     results = []
     with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp:
         root = Path(tmp)
@@ -124,19 +173,14 @@ def run(events: int, catch_up: int, small: int) -> list[dict[str, Any]]:
         generate(events_file, events)
         store_path, index_path = root / "store", root / "store.index.sqlite3"
 
-        wall, rss_kib = _child(["--child-ingest", str(store_path), str(index_path), str(events_file)])
-        results.append(result("ingest_wall", wall, "s", "<= 120 s at 1,000,000 events", wall <= 120))
-        rss_mib = rss_kib / 1024
-        results.append(result("ingest_peak_rss", rss_mib, "MiB", "<= 1024 MiB at 1,000,000 events", rss_mib <= 1024))
+        results += _ingest_figures(store_path, index_path, events_file, events, "")
 
         store = Store(store_path, index_path=index_path)
         git = store.git()
         assert git is not None
         rng = random.Random(11)
         pairs = [(f"actor-{rng.randrange(ACTORS):04d}", rng.choice(TYPES)) for _ in range(QUERY_CALLS)]
-        _query(store, *pairs[0])
-        timings = [_timed(lambda p=pair: _query(store, *p)) for pair in pairs]
-        p50 = statistics.median(timings) * 1000
+        p50 = _p50(store, pairs)
         replay_ms = _timed(lambda: full_replay(git, git.head_commit(), *pairs[0])) * 1000
         results.append(result("query_actor_type_p50", p50, "ms", "<= 50 ms at 1,000,000 events", p50 <= 50,
                               baseline=replay_ms, ratio=replay_ms / p50))
@@ -160,6 +204,8 @@ def run(events: int, catch_up: int, small: int) -> list[dict[str, Any]]:
         results.append(result(f"append_one_at_{events}", large_ms, "ms",
                               f"ratio to the append at {small} events <= 2", large_ms / small_ms <= 2,
                               baseline=small_ms, ratio=large_ms / small_ms))
+    if scale_events:
+        results += scale(scale_events, p50, pairs)
     return results
 
 
@@ -173,15 +219,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tiny store, for a smoke test")
     parser.add_argument("--events", type=int, default=1_000_000, help="events in the generated store")
+    parser.add_argument("--scale-events", type=int, default=0,
+                        help="also ingest a store of this many events (issue 11 goal 6: 10,000,000) and query it")
     parser.add_argument("--child-ingest", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--child-parse", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_ingest:
         child_ingest(*args.child_ingest)
         return
+    if args.child_parse:
+        child_parse(args.child_parse)
+        return
     events = 3000 if args.quick else args.events
     catch_up = 300 if args.quick else 10_000
     small = 300 if args.quick else 10_000
-    report = {"bench": "store", "machine": machine(), "results": run(events, catch_up, small)}
+    report = {"bench": "store", "machine": machine(), "results": run(events, catch_up, small, args.scale_events)}
     print(json.dumps(report, sort_keys=True))
 
 

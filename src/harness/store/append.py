@@ -127,7 +127,7 @@ def append_encoded(
             new = _commit(git, spec, old, metas, len(kept))
             reason = git.compare_and_swap(branch, new, old)
             if reason is None:
-                index.advance(old or "", new, spec, metas, _lines(batch, kept))
+                index.advance(old or "", new, spec, metas, _lines(batch, kept), len(kept))
                 return AppendResult(len(kept), skipped, new)
             if git.ref_commit(branch) == old:
                 raise unavailable(reason)

@@ -33,6 +33,7 @@ from harness.store.index_backends import (
     end_read,
     error_kind,
 )
+from harness.store.index_bulk import rebuilt_indexes, worth_rebuilding
 from harness.store.index_queries import IndexView
 from harness.store.index_schema import (
     SCHEMA_VERSION,
@@ -202,10 +203,14 @@ class Index:
             if head:
                 log.warning("read index %s: rebuilding from commit %s", self._backend.description, head)
             for spec in STREAMS.values():
-                conn.execute(f"DELETE FROM {table_name(spec.name)}")
+                table = table_name(spec.name)
+                conn.execute(f"DELETE FROM {table}")
                 conn.execute("DELETE FROM segments WHERE stream = ?", (spec.name,))
-                for segment in listing[spec.name]:
-                    self._add_segment(conn, spec, segment, blobs.read(segment.blob), 0, 0)
+                segments = listing[spec.name]
+                size = sum(segment.size for segment in segments)
+                with rebuilt_indexes(conn, table, worth_rebuilding(0, size, in_bytes=True)):
+                    for segment in segments:
+                        self._add_segment(conn, spec, segment, blobs.read(segment.blob), 0, 0)
 
     def _extend(self, conn: sqlite3.Connection, listing: dict[str, list[Segment]], blobs: Any) -> bool:
         """Incremental catch-up; False when a difference needs a full rebuild (nothing kept then)."""
@@ -217,6 +222,7 @@ class Index:
             current = listing[spec.name]
             if len(current) < len(indexed):
                 return False
+            grown: tuple[Segment, bytes, int, int] | None = None
             for position, (number, blob, length, lines, digest) in enumerate(indexed):
                 segment = current[position]
                 if segment.number != number:
@@ -228,9 +234,15 @@ class Index:
                 data = blobs.read(segment.blob)
                 if hashlib.sha256(data[:length]).hexdigest() != digest:
                     return False
-                self._add_segment(conn, spec, segment, data, length, lines)
-            for segment in current[len(indexed) :]:
-                self._add_segment(conn, spec, segment, blobs.read(segment.blob), 0, 0)
+                grown = (segment, data, length, lines)
+            added = current[len(indexed) :]
+            growth = sum(segment.size for segment in added) + (grown[0].size - grown[2] if grown else 0)
+            existing = sum(row[2] for row in indexed)
+            with rebuilt_indexes(conn, table_name(spec.name), worth_rebuilding(existing, growth, in_bytes=True)):
+                if grown is not None:
+                    self._add_segment(conn, spec, *grown)
+                for segment in added:
+                    self._add_segment(conn, spec, segment, blobs.read(segment.blob), 0, 0)
         return True
 
     def _add_segment(
@@ -238,27 +250,39 @@ class Index:
     ) -> None:
         """Index the lines of `data` after byte `offset` (whose first `lines` lines are indexed already)."""
         table = table_name(spec.name)
-        seq = conn.execute(f"SELECT coalesce(max(seq) + 1, 0) FROM {table}").fetchone()[0]
-        count = lines
-        for number, line, record in segment_records(spec, segment.path, data[offset:], lines + 1):
-            if spec.keyed:
-                try:
-                    conn.execute(insert_keyed_sql(spec.name), keyed_row(spec.name, seq, record, line))
-                except sqlite3.IntegrityError as exc:
-                    raise duplicate_id(segment.path, number, record["id"]) from exc
-            else:
-                conn.execute(f"INSERT INTO {table} VALUES (?, ?, ?)", (seq, hashlib.sha256(line).hexdigest(), line))
-            seq += 1
-            count = number
+        start = conn.execute(f"SELECT coalesce(max(seq) + 1, 0) FROM {table}").fetchone()[0]
+        # The line number and record of the row executemany took last: the one it stopped at when it fails.
+        last: tuple[int, dict[str, Any]] = (lines, {})
+
+        def rows() -> Iterator[tuple[Any, ...]]:
+            nonlocal last
+            for seq, (number, line, record) in enumerate(segment_records(spec, segment.path, data[offset:], lines + 1), start):
+                last = (number, record)
+                if spec.keyed:
+                    yield keyed_row(spec.name, seq, record, line)
+                else:
+                    yield seq, hashlib.sha256(line).hexdigest(), line
+
+        try:
+            conn.executemany(insert_keyed_sql(spec.name) if spec.keyed else f"INSERT INTO {table} VALUES (?, ?, ?)", rows())
+        except sqlite3.IntegrityError as exc:
+            raise duplicate_id(segment.path, last[0], last[1]["id"]) from exc
+        count = last[0]
         conn.execute(
             "INSERT OR REPLACE INTO segments VALUES (?, ?, ?, ?, ?, ?)",
             (spec.name, segment.number, segment.blob, len(data), count, hashlib.sha256(data).hexdigest()),
         )
 
     def advance(
-        self, old: str, new: str, spec: StreamSpec, writes: Sequence[SegmentMeta], lines: Iterable[bytes]
+        self,
+        old: str,
+        new: str,
+        spec: StreamSpec,
+        writes: Sequence[SegmentMeta],
+        lines: Iterable[bytes],
+        count: int,
     ) -> None:
-        """After a successful append from `old` to `new`, add its lines when the index is exactly at `old`.
+        """After a successful append from `old` to `new`, add its `count` lines when the index is exactly at `old`.
 
         The lines were validated and encoded by the append, so they are not decoded again; any problem
         only leaves the index behind, and the next read catches up.
@@ -272,7 +296,7 @@ class Index:
                     if meta.get("commit") != old or meta.get("repository") != self._repository:
                         conn.execute("ROLLBACK")
                         return
-                    self._insert_trusted(conn, spec, lines)
+                    self._insert_trusted(conn, spec, lines, count)
                     conn.executemany(
                         "INSERT OR REPLACE INTO segments VALUES (?, ?, ?, ?, ?, ?)",
                         [(spec.name, w.number, w.blob, w.length, w.lines, w.sha256) for w in writes],
@@ -288,12 +312,15 @@ class Index:
                 "read index %s: not advanced after an append (%s); the next read catches up", backend.description, exc
             )
 
-    def _insert_trusted(self, conn: sqlite3.Connection, spec: StreamSpec, lines: Iterable[bytes]) -> None:
+    def _insert_trusted(
+        self, conn: sqlite3.Connection, spec: StreamSpec, lines: Iterable[bytes], count: int
+    ) -> None:
         table = table_name(spec.name)
         start = conn.execute(f"SELECT coalesce(max(seq) + 1, 0) FROM {table}").fetchone()[0]
         if spec.keyed:
             rows = (keyed_row(spec.name, seq, json.loads(line), line) for seq, line in enumerate(lines, start))
-            conn.executemany(insert_keyed_sql(spec.name), rows)
+            with rebuilt_indexes(conn, table, worth_rebuilding(start, count)):
+                conn.executemany(insert_keyed_sql(spec.name), rows)
         else:
             rows2 = ((seq, hashlib.sha256(line).hexdigest(), line) for seq, line in enumerate(lines, start))
             conn.executemany(f"INSERT INTO {table} VALUES (?, ?, ?)", rows2)

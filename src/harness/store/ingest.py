@@ -6,12 +6,11 @@ import gzip
 import os
 import stat
 import sys
-import tempfile
 import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO, TextIO, overload
+from typing import Any, BinaryIO, TextIO
 
 from harness.adapters import ADAPTERS, AUTO, HARNESS, AdapterError, choose
 from harness.adapters.table import array_or_record
@@ -19,6 +18,7 @@ from harness.errors import InvalidInput
 from harness.store.append import StoredConflict
 from harness.store.baseline import MAX_BASELINE_BYTES, parse_baseline
 from harness.store.models import RecordError
+from harness.store.spool import Spool
 from harness.store.store import Store
 from harness.store.streams import StreamSpec, encode_record, record_key, stream_spec
 from harness.text.canonjson import StrictJSONError, dumps, loads_strict
@@ -29,7 +29,6 @@ MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 PROGRESS_EVERY = 50_000
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 _JSON_WS = b" \t\r\n"
-_SPOOL_CHUNK = 8 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 _UNREADABLE_GZIP = (EOFError, OSError, zlib.error)
 
@@ -337,47 +336,6 @@ class _Rejects:
         self.count += 1
 
 
-class _Spool(Sequence[tuple[str, bytes]]):
-    """Encoded records on a temporary file, so memory does not grow with the input's size."""
-
-    def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
-        self._fd = self._file.fileno()
-        self._keys: list[str] = []
-        self._offsets = array("q", [0])
-
-    def append(self, key: str, line: bytes) -> None:
-        os.pwrite(self._fd, line, self._offsets[-1])
-        self._offsets.append(self._offsets[-1] + len(line))
-        self._keys.append(key)
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    @overload
-    def __getitem__(self, index: int) -> tuple[str, bytes]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[tuple[str, bytes]]: ...
-
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        start, end = self._offsets[index], self._offsets[index + 1]
-        return self._keys[index], os.pread(self._fd, end - start, start)
-
-    def __iter__(self) -> Iterator[tuple[str, bytes]]:
-        chunk_start, chunk = 0, b""
-        for index, key in enumerate(self._keys):
-            start, end = self._offsets[index], self._offsets[index + 1]
-            if end > chunk_start + len(chunk):
-                chunk_start, chunk = start, os.pread(self._fd, max(_SPOOL_CHUNK, end - start), start)
-            yield key, chunk[start - chunk_start : end - chunk_start]
-
-    def close(self) -> None:
-        self._file.close()
-
-
 def ingest_files(
     store: Store,
     stream: str,
@@ -398,7 +356,7 @@ def ingest_files(
         raise InvalidInput(f"--format: unknown format {echo(format_name)} for {spec.name}")
     if not spec.keyed:
         return _ingest_documents(store, spec, paths, source_stdin)
-    spool = _Spool()
+    spool = Spool()
     try:
         return _ingest_records(
             store, spec, paths, source_stdin, spool, stderr, format_name, _Rejects(rejects), stdin_name
@@ -412,7 +370,7 @@ def _ingest_records(
     spec: StreamSpec,
     paths: Sequence[str],
     stdin: BinaryIO,
-    spool: _Spool,
+    spool: Spool,
     stderr: TextIO,
     format_name: str,
     rejects: _Rejects,
@@ -421,7 +379,6 @@ def _ingest_records(
     inputs: list[_Records | _VendorRecords] = []
     origin = array("I")  # per spooled record: index of its input
     positions = array("q")  # per spooled record: its position in that input
-    first_seen: dict[str, int] = {}
     read = skipped = 0
     vendor_seen = False
 
@@ -445,29 +402,28 @@ def _ingest_records(
                     read += 1
                     if count % PROGRESS_EVERY == 0 and source.large:
                         print(f"ingest: {source.name}: {count} records read", file=stderr, flush=True)
-                    where = records.loc(item.position)
                     if item.problem:
-                        rejects.refuse(where, item.problem, item.original)
+                        rejects.refuse(records.loc(item.position), item.problem, item.original)
                         continue
                     try:
                         record, line = encode_record(spec, item.value)
                     except RecordError as exc:
-                        rejects.refuse(where, str(exc), item.original)
+                        rejects.refuse(records.loc(item.position), str(exc), item.original)
                         continue
                     vendor = isinstance(records, _VendorRecords) and records.vendor
                     vendor_seen = vendor_seen or vendor
                     same: Callable[[bytes, bytes], bool] = same_vendor_record if vendor else bytes.__eq__
                     key = record_key(spec, record)
-                    prior = first_seen.get(key)
+                    prior = spool.position(key)
                     stored = view.stored_line(spec.name, key) if prior is None else spool[prior][1]
                     if stored is not None and same(stored, line):
                         skipped += 1
                         continue
                     if stored is not None:
                         found = "already stored" if prior is None else f"appears earlier in this input ({loc(prior)})"
-                        rejects.refuse(where, f"id {echo(record['id'])} {found} with different content", item.original)
+                        problem = f"id {echo(record['id'])} {found} with different content"
+                        rejects.refuse(records.loc(item.position), problem, item.original)
                         continue
-                    first_seen[key] = len(spool)
                     spool.append(key, line)
                     origin.append(len(inputs) - 1)
                     positions.append(item.position)

@@ -59,7 +59,7 @@ def check_string(name: str, value: Any, *, max_bytes: int, colon: bool = True, c
         raise field_error(name, f"expected a string, got {json_type(value)}")
     if clean and (problem := clean_problem(value)) is not None:
         raise field_error(name, problem)
-    size = utf8_size(value)
+    size = len(value) if value.isascii() else utf8_size(value)
     if size > max_bytes:
         raise field_error(name, f"must be at most {max_bytes} bytes (UTF-8), got {size}")
     if not colon and ":" in value:
@@ -141,12 +141,19 @@ def check_json_tree(name: str, value: Any) -> None:
     stack = [(value, 0)]
     while stack:
         node, level = stack.pop()
+        if type(node) is str:
+            continue
         if isinstance(node, dict | list | tuple):
             level += 1
             if level > MAX_DEPTH:
                 raise field_error(name, f"nesting is deeper than {MAX_DEPTH} levels")
         if isinstance(node, dict):
             for key, child in node.items():
+                # The common key (printable ASCII, no edge spaces, short) passes every check below at once.
+                if type(key) is str and key.isascii() and key.isprintable() and len(key) <= MAX_KEY_BYTES \
+                        and key.strip() == key:
+                    stack.append((child, level))
+                    continue
                 if not isinstance(key, str):
                     raise field_error(name, f"object keys must be strings, got {json_type(key)}")
                 if (problem := clean_problem(key)) is not None:
