@@ -61,8 +61,8 @@ class CallerLimits:
             in_flight = state.in_flight.get(lane, 0)
             if in_flight >= self._max_concurrent:
                 shown = "" if lane == LOCAL_LANE else f" of {lane}"
-                message = f"too many calls{shown} in flight for this caller (at most {self._max_concurrent}); retry after 1 s"
-                return Refusal(message, 1)
+                cap = self._max_concurrent
+                return Refusal(f"too many calls{shown} in flight for this caller (at most {cap}); retry after 1 s", 1)
             if state.tokens < 1:
                 wait = math.ceil((1 - state.tokens) / self._rate_s)
                 return Refusal(f"rate limit of {round(self._rate_s * 60)} a minute reached; retry after {wait} s", wait)
