@@ -253,7 +253,7 @@ def _serve(workspace: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
             "serve", "--http", f"127.0.0.1:{port}"]
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=quiet_env())
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # a loaded 2-core machine has taken over 60 s to start it
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()

@@ -17,7 +17,7 @@ from harness.dispatch import CallContext, Outcome, Recorder, dispatch, error_out
 from harness.ledger.ids import session_conversation_id, uuid7
 from harness.schemas import input_schema, output_schema
 from harness.serve.caller import caller_of, limit_key
-from harness.serve.limits import CallerLimits
+from harness.serve.limits import LOCAL_LANE, CallerLimits
 from harness.serve.plan import OPEN_WORLD_THREADS, ServePlan
 from harness.serve.scopes import scope_refusal
 from harness.surface import Registry
@@ -150,20 +150,21 @@ def build_server(
 ) -> Server[Any]:
     """An MCP server exposing `registry`; every call goes through `dispatch` on a worker thread.
 
-    The open-world tools (github_actor, fp_agent_verify) run on their own bounded set of threads, so a
-    stalled upstream can hold at most `open_world_threads` of them and never the threads local reads use.
+    Each open-world tool (github_actor, fp_agent_verify: one upstream each) runs on a bounded set of
+    `open_world_threads` threads of its own, and counts against the caller's concurrency limit in a lane of its
+    own, so a stalled upstream holds neither the threads nor the places local reads (or the other upstream) use.
     """
     tools = tool_list(registry)
     call_context = CallContextFactory(transport)
     limiters: dict[str, anyio.CapacityLimiter] = {}
 
-    def limiter_for(op: Any) -> anyio.CapacityLimiter | None:
-        if op is None or not op.open_world:
+    def limiter_for(lane: str) -> anyio.CapacityLimiter | None:
+        if lane == LOCAL_LANE:
             return None  # anyio's default limiter
         # Created on first use: a CapacityLimiter belongs to the running event loop.
-        if "open_world" not in limiters:
-            limiters["open_world"] = anyio.CapacityLimiter(open_world_threads)
-        return limiters["open_world"]
+        if lane not in limiters:
+            limiters[lane] = anyio.CapacityLimiter(open_world_threads)
+        return limiters[lane]
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -177,8 +178,9 @@ def build_server(
             denied = scope_refusal(op.name, op.toolset, call.scopes)
         # Unauthenticated loopback callers share the principal "local": they are told apart by address.
         key = limit_key(call.principal, call.auth_method, call.peer)
+        lane = op.name if op is not None and op.open_world else LOCAL_LANE
         if limits is not None:
-            refusal = limits.admit(key)
+            refusal = limits.admit(key, lane)
             if refusal is not None:
                 # Not a ledger row: under a flood the ledger would grow with the flood (docs/decisions.md).
                 log.info("call to %s by %s refused: %s", params.name, key, refusal.message)
@@ -189,11 +191,11 @@ def build_server(
                     registry, params.name, arguments, call, context, recorder=recorder, clock=context.clock,
                     denied=denied,
                 ),
-                limiter=limiter_for(op),
+                limiter=limiter_for(lane),
             )
         finally:
             if limits is not None:
-                limits.release(key)
+                limits.release(key, lane)
         return call_result(outcome)
 
     schemas = {op.name: input_schema(op) for op in registry}

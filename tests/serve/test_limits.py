@@ -59,3 +59,17 @@ def test_open_sessions_are_counted_per_caller_until_the_transport_ends_them() ->
     assert held.reserve("alice")
     held.abandon("alice")  # an opening that got no session id frees its place
     assert held.reserve("alice")
+
+
+def test_each_lane_has_its_own_places_and_the_rate_is_shared() -> None:
+    limits = CallerLimits(6000, 4, 1, clock=Clock())
+    assert limits.admit("alice", "github_actor") is None
+    refused = "too many calls of github_actor in flight for this caller (at most 1); retry after 1 s"
+    assert limits.admit("alice", "github_actor") == Refusal(refused, 1)
+    assert limits.admit("alice") is None  # the local lane is not the stalled one's
+    assert limits.admit("alice", "fp_agent_verify") is None
+    limits.release("alice", "github_actor")
+    assert limits.admit("alice", "github_actor") is None
+    # Four calls admitted: the one bucket of the caller is empty, whatever the lane.
+    limits.release("alice")
+    assert limits.admit("alice") == Refusal("rate limit of 6000 a minute reached; retry after 1 s", 1)

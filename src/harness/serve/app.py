@@ -58,6 +58,10 @@ def http_app(server: Server[Any], plan: ServePlan, *, bearer_token: str = "", ui
         routes = [Route("/ui", _to_view, methods=["GET"]), Mount("/ui", app=ui)]
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
+        # Every answer as one JSON body, not an SSE stream per POST: no tool sends notifications or requests
+        # within a call, so the stream carried only the response, at a task group, a memory stream and an
+        # SSE encoder of event-loop work per call (docs/decisions.md, "Team server capacity").
+        json_response=True,
         host=plan.host,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         session_idle_timeout=plan.settings.session_idle_timeout_s,

@@ -10,7 +10,8 @@ from harness.serve.origins import is_loopback
 from harness.serve.settings import TOKEN_LEEWAY_S, ServeSettings
 
 MCP_PATH = "/mcp"
-# Threads the open-world tools (github_actor, fp_agent_verify) share; local calls keep their own pool.
+# Threads of each open-world tool (github_actor, fp_agent_verify: each its own upstream and its own pool); local
+# calls keep anyio's default pool.
 OPEN_WORLD_THREADS = 8
 
 
