@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from harness.text import canonjson
@@ -173,18 +172,21 @@ class Processed(NamedTuple):
     rules_hit: tuple[str, ...]
 
 
-def _strings(node: Any) -> Iterator[str]:
-    """Every string of a JSON tree, dict keys included, depth first."""
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            if isinstance(key, str):
-                yield key
-            yield from _strings(value)
-    elif isinstance(node, (list, tuple)):
-        for value in node:
-            yield from _strings(value)
+def _strings(node: Any) -> set[str]:
+    """Every distinct string of a JSON tree, dict keys included (a loop, not recursion: a result holds tens of
+    thousands)."""
+    found: set[str] = set()
+    pending = [node]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.add(item)
+        elif isinstance(item, dict):
+            found.update(key for key in item if isinstance(key, str))
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+    return found
 
 
 def _replaced(node: Any, changed: dict[str, str]) -> Any:
@@ -271,7 +273,7 @@ class Redactor:
         all (a result of 2,000 events holds some 60,000), and only those holding a value are redacted."""
         if not self._known.count:
             return node
-        texts = list(dict.fromkeys(_strings(node)))
+        texts = list(_strings(node))
         held = self._known.holders([text.encode("utf-8", "surrogatepass") for text in texts])
         changed = {texts[i]: red for i in held if (red := self.redact_known(texts[i])) is not texts[i]}
         return _replaced(node, changed) if changed else node
