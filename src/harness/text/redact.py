@@ -172,21 +172,21 @@ class Processed(NamedTuple):
     rules_hit: tuple[str, ...]
 
 
-def _strings(node: Any) -> set[str]:
+def _strings(node: Any) -> list[str]:
     """Every distinct string of a JSON tree, dict keys included (a loop, not recursion: a result holds tens of
     thousands)."""
-    found: set[str] = set()
+    found: set[Any] = set()
     pending = [node]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
             found.add(item)
         elif isinstance(item, dict):
-            found.update(key for key in item if isinstance(key, str))
+            found.update(item)  # the keys; one that is not a string is dropped below
             pending.extend(item.values())
         elif isinstance(item, (list, tuple)):
             pending.extend(item)
-    return found
+    return [text for text in found if isinstance(text, str)]
 
 
 def _replaced(node: Any, changed: dict[str, str]) -> Any:
@@ -273,7 +273,7 @@ class Redactor:
         all (a result of 2,000 events holds some 60,000), and only those holding a value are redacted."""
         if not self._known.count:
             return node
-        texts = list(_strings(node))
+        texts = _strings(node)
         held = self._known.holders([text.encode("utf-8", "surrogatepass") for text in texts])
         changed = {texts[i]: red for i in held if (red := self.redact_known(texts[i])) is not texts[i]}
         return _replaced(node, changed) if changed else node
