@@ -90,6 +90,7 @@ def test_undated_findings_come_last_and_no_window_holds_them(trail: Store) -> No
 def test_every_filter_combination_reads_an_index_in_result_order(trail: Store) -> None:
     statements: list[str] = []
     windows = [{}, {"since": T}, {"until": T + 20 * MINUTE}, {"since": T, "until": T + 20 * MINUTE}]
+    id_filters = [None, frozenset(["ct-01", "ct-03"]), frozenset(["f-a", "f-undated"])]
     with trail.snapshot() as view:
         conn: sqlite3.Connection = view._conn  # type: ignore[attr-defined]
         conn.set_trace_callback(statements.append)
@@ -97,10 +98,10 @@ def test_every_filter_combination_reads_an_index_in_result_order(trail: Store) -
             columns = ("actor", "type", "source", "target", "ip")
             for size in range(len(columns) + 1):
                 for names in itertools.combinations(columns, size):
-                    for window in windows:
+                    for window, ids in itertools.product(windows, id_filters):
                         values = {"actor": "mallory", "type": "consolelogin", "source": "aws",
                                   "target": "signin.aws.amazon.com", "ip": "198.51.100.7"}
-                        flt = RecordFilter(**{name: values[name] for name in names}, **window)
+                        flt = RecordFilter(**{name: values[name] for name in names}, ids=ids, **window)
                         view.select("events", flt, 2)
                         if not {"target", "ip"} & set(names):
                             view.select("findings", flt, 2)
@@ -108,15 +109,27 @@ def test_every_filter_combination_reads_an_index_in_result_order(trail: Store) -
             conn.set_trace_callback(None)
         pages = [sql for sql in statements if sql.startswith("SELECT line")]
         counts = [sql for sql in statements if sql.startswith("SELECT count")]
+        # The unfiltered total is the stream's size, read off the last rowid (one seek, no index walk).
+        sizes = [sql for sql in statements if sql.startswith("SELECT coalesce(max(seq)")]
+        by_ids = [sql for sql in statements if sql.startswith("SELECT ts, seq, line")]
         # Each of the 32 event combinations and 8 finding combinations counts; findings without a type stop there.
-        assert len(counts) == (32 + 8) * len(windows) and len(pages) >= 8 * len(windows)
-        for sql in pages + counts:
+        assert len(counts) + len(sizes) == (32 + 8) * len(windows) and len(sizes) == 2 and len(pages) >= 8 * len(windows)
+        # With ids every combination reads its rows by the unique id index, one statement and no count.
+        assert len(by_ids) == (32 + 8) * len(windows) * 2
+        for sql in pages + counts + by_ids:
             plan = " / ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
             assert "TEMP B-TREE" not in plan, (sql, plan)
             assert "USING INDEX" in plan or "USING COVERING INDEX" in plan, (sql, plan)
+            # Only the unfiltered page reads an index from its start (the first `limit` entries); all else seeks.
+            assert "SCAN" not in plan or (sql.startswith("SELECT line") and "_by_time WHERE 1 ORDER" in sql), plan
+        for sql in sizes:
+            assert [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")] == [f"SEARCH {sql.split()[-1]}"]
         for sql in counts:
             plan = " / ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
             assert "COVERING INDEX" in plan, (sql, plan)
+        for sql in by_ids:
+            plan = " / ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
+            assert "USING INDEX r_events_lid (lid=?)" in plan or "USING INDEX r_findings_lid (lid=?)" in plan, plan
 
 
 def test_an_index_of_the_previous_schema_is_rebuilt_in_result_order(trail: Store) -> None:

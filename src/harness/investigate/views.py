@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import KeysView, Mapping
 from typing import Any
 
 from harness.text.casefold import normalize_key
@@ -54,6 +54,10 @@ class _Keyed:
         key = self._first.get(name)
         return _ABSENT if key is None else self._obj[key]
 
+    def names(self) -> KeysView[str]:
+        """The normalized names the object holds: of normalized names, `get` finds exactly these."""
+        return self._first.keys()
+
 
 def _text(value: Any) -> str:
     return sanitize_field(value) if isinstance(value, str) else ""
@@ -63,7 +67,9 @@ def _metadata(payload: _Keyed) -> dict[str, str]:
     nested = payload.get("metadata")
     meta = _Keyed(nested) if isinstance(nested, dict) else None
     out: dict[str, str] = {}
-    for name in METADATA_ALLOWLIST:
+    held = payload.names() | meta.names() if meta is not None else payload.names()
+    # Allowlist order is the output's key order; a payload holds few of the 22 names, so only those are looked up.
+    for name in (name for name in METADATA_ALLOWLIST if name in held):
         value = meta.get(name) if meta is not None else _ABSENT
         if value is _ABSENT:
             value = payload.get(name)

@@ -56,6 +56,10 @@ def _encodable(values: Iterable[str]) -> bool:
     return True
 
 
+# Nothing filters: the stream's size without walking an index, since seq is each record's position in its stream
+# counted from 0 (docs/investigate.md §4; the catch-up appends max(seq) + 1, a rebuild starts again at 0).
+_SIZE_SQL = "SELECT coalesce(max(seq) + 1, 0) FROM {}"
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -105,7 +109,13 @@ class IndexView(StoreView):
         table = table_name(stream)
         where, params, index = _where(table, FILTER_COLUMNS[stream], flt)
         source = f"{table} INDEXED BY {index}"
-        total = self._query(f"SELECT count(*) FROM {source} WHERE {where}", params)[0][0]
+        if flt.ids is not None:
+            # At most two stored ids per requested one (docs/investigate.md §8), each one row of the unique id
+            # index: their (ts, seq) keys are put in result order here, and only the page's lines are decoded.
+            keyed = sorted(self._query(f"SELECT ts, seq, line FROM {source} WHERE {where}", params))
+            return Page(records=[json.loads(line) for _, _, line in keyed[:limit]], total=len(keyed))
+        counting = f"SELECT count(*) FROM {source} WHERE {where}" if params else _SIZE_SQL.format(table)
+        total = self._query(counting, params)[0][0]
         if not total:
             return Page()
         rows = self._query(f"SELECT line FROM {source} WHERE {where} ORDER BY ts, seq LIMIT ?", [*params, limit])
@@ -162,10 +172,10 @@ class IndexView(StoreView):
 
 
 def _where(table: str, columns: Sequence[str], flt: RecordFilter) -> tuple[str, list[Any], str]:
-    """The WHERE clause of a filter and the index that serves it in result order: the id index for ids (each
-    id is one row, so at most MAX_IDS rows are sorted), else the order index of exactly the given equality
-    columns, whose (ts, seq) tail is the window's range and the result order. The index is named, not left
-    to the planner, so a plan that would sort the whole match set cannot be chosen."""
+    """The WHERE clause of a filter and the index that serves it: the unique id index for ids (each id is one
+    row, put in result order by the caller), else the order index of exactly the given equality columns, whose
+    (ts, seq) tail is the window's range and the result order. The index is named, not left to the planner, so a
+    plan that would sort the whole match set cannot be chosen."""
     given = [name for name in columns if getattr(flt, name)]
     unserved = [name for name in ("target", "ip") if getattr(flt, name) and name not in columns]
     if unserved:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import quote, quote_plus, unquote
 
 import ahocorasick_rs
@@ -201,6 +202,16 @@ class KnownMatcher:
             for index, start, end in self._automaton.find_matches_as_indexes(buf, overlapping=True)
             if not bounded[index] or _whole_token(buf, start, end)
         ]
+
+    def holders(self, bufs: Sequence[bytes]) -> set[int]:
+        """The indexes of the bodies holding an occurrence of some pattern (whole token or not), found by one search
+        over them all joined by NUL: no pattern holds NUL (a value is sanitized first, and sanitizing turns NUL
+        into text), so no occurrence spans two bodies. A superset of the bodies `spans` finds anything in."""
+        if self._automaton is None or not bufs:
+            return set()
+        starts = list(itertools.accumulate((len(buf) + 1 for buf in bufs[:-1]), initial=0))
+        matches = self._automaton.find_matches_as_indexes(b"\x00".join(bufs), overlapping=True)
+        return {bisect.bisect_right(starts, start) - 1 for _, start, _ in matches}
 
     def cut_tail(self, buf: bytes) -> list[Span]:
         """The longest tail of `buf` (at least CUT_PREFIX_MIN_BYTES) that is a proper prefix of a known value, as a
