@@ -13,7 +13,7 @@ import binascii
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any, Protocol
 
 from harness.text.redact_pattern import (
@@ -186,7 +186,7 @@ CHECKS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _left_table(reject: bytes | None, accept: bytes | None) -> bytes:
     # Most rules share a handful of left checks: each table is built once.
     rejected = byte_set(reject) if reject else frozenset()
@@ -641,7 +641,8 @@ class Anchored:
     _max: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", Regex(b"(?:" + self.before + b")" + escape(self.literal) + seq_source(self.items), deferred=True))
+        whole = b"(?:" + self.before + b")" + escape(self.literal) + seq_source(self.items)
+        object.__setattr__(self, "_re", Regex(whole, deferred=True))
         object.__setattr__(self, "_before", Regex(self.before, deferred=True))
         object.__setattr__(self, "_prefix", prefix_pattern(self.items))
         object.__setattr__(self, "_max", len(self.literal) + seq_max_len(self.items))

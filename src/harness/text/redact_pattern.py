@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import re2
@@ -151,7 +151,7 @@ def escape(literal: bytes) -> bytes:
     return re2.escape(literal)
 
 
-@lru_cache(maxsize=None)
+@cache
 def byte_set(cls: bytes) -> frozenset[int]:
     """The byte values a class (its contents, no brackets) accepts."""
     # One pass over the 256 bytes: a one-byte class matches exactly at the positions of the bytes it accepts.
