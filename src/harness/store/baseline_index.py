@@ -2,7 +2,7 @@
 needs of one entity, grouped once per baseline instead of parsed per process.
 
 `EntityIndex` groups a parsed baseline in memory. `BaselineIndex` keeps the same groups for the store's newest
-baseline in a SQLite file beside the read index (`<index>.baseline.sqlite3`), keyed by the sha256 of the stored
+baseline in a SQLite file beside the read index (`store.index.baseline.sqlite3`), keyed by the sha256 of the stored
 baseline line: a cold call reads one entity's row, not the whole record (which reaches 137 MB at a million
 events). It is derived like the read index, may be deleted at any time, and is rebuilt for whichever baseline is
 asked for; every read checks the digest inside its transaction, so a stale file is never answered from.
@@ -122,8 +122,8 @@ class EntityIndex:
 
 
 def sidecar_path(index_path: Path) -> Path:
-    """`<read index>.baseline.sqlite3`: beside the read index, derived like it."""
-    return index_path.with_name(f"{index_path.name}.baseline.sqlite3")
+    """Beside the read index, derived like it: `store.index.sqlite3` has `store.index.baseline.sqlite3`."""
+    return index_path.with_name(f"{index_path.with_suffix('').name}.baseline.sqlite3")
 
 
 _SCHEMA = (
@@ -226,34 +226,52 @@ class BaselineIndex:
 
     def write(self, digest: str, index: EntityIndex) -> bool:
         """Store `index` as the baseline with this digest, replacing any other; False when it could not be written
-        (a busy or unwritable file: the caller answers from memory, and a later call tries again)."""
-        try:
-            with closing(self._connect()) as conn:
-                # WAL: readers of the previous baseline keep reading while a new one is written.
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                    if "meta" in tables:
-                        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-                        if meta.get("schema") == SCHEMA and meta.get("digest") == digest:
-                            conn.execute("COMMIT")
-                            return True
-                    for table in tables:
-                        conn.execute(f"DROP TABLE {table}")
-                    for statement in _SCHEMA:
-                        conn.execute(statement)
-                    self._fill(conn, index)
-                    conn.executemany("INSERT INTO meta VALUES (?, ?)", [("schema", SCHEMA), ("digest", digest)])
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-        except (sqlite3.Error, OSError) as exc:
-            log.warning("baseline index %s: not written (%s); answering from the parsed baseline", self.path, exc)
-            return False
-        return True
+        (a busy or unwritable file: the caller answers from memory, and a later call tries again). A file that is
+        not a database (or not one of ours) is deleted and written anew, as the read index is."""
+        for attempt in (1, 2):
+            try:
+                self._write(digest, index)
+                return True
+            except sqlite3.OperationalError as exc:
+                problem: Exception = exc
+                break
+            except sqlite3.DatabaseError as exc:
+                problem = exc
+                if attempt == 1:
+                    self._delete()
+            except OSError as exc:
+                problem = exc
+                break
+        log.warning("baseline index %s: not written (%s); answering from the parsed baseline", self.path, problem)
+        return False
+
+    def _delete(self) -> None:
+        for name in (self.path.name, f"{self.path.name}-wal", f"{self.path.name}-shm"):
+            self.path.with_name(name).unlink(missing_ok=True)
+
+    def _write(self, digest: str, index: EntityIndex) -> None:
+        with closing(self._connect()) as conn:
+            # WAL: readers of the previous baseline keep reading while a new one is written.
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if "meta" in tables:
+                    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+                    if meta.get("schema") == SCHEMA and meta.get("digest") == digest:
+                        conn.execute("COMMIT")
+                        return
+                for table in tables:
+                    conn.execute(f"DROP TABLE {table}")
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                self._fill(conn, index)
+                conn.executemany("INSERT INTO meta VALUES (?, ?)", [("schema", SCHEMA), ("digest", digest)])
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
 
     @staticmethod
     def _fill(conn: sqlite3.Connection, index: EntityIndex) -> None:
