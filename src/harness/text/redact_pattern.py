@@ -146,8 +146,10 @@ class Regex:
             pos = spans[0][1] if spans[0][1] > spans[0][0] else spans[0][1] + 1
 
 
+@cache
 def escape(literal: bytes) -> bytes:
-    """`literal` as an RE2 pattern that matches it and nothing else."""
+    """`literal` as an RE2 pattern that matches it and nothing else (cached: the catalogue escapes each literal for
+    its patterns, its gates and its description)."""
     return re2.escape(literal)
 
 
