@@ -208,7 +208,7 @@ def handle(args: Input, ctx: Context) -> Output:
         held = sources.cached(digest)
         if held is not None:
             return check(held, args)
-        stored = BaselineIndex(the_store.index_path).read(digest)
+        stored = ctx.service("check_baseline.index", lambda: BaselineIndex(the_store.index_path)).read(digest)
         if stored is not None:
             try:
                 return check(stored, args)

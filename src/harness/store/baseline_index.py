@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from contextlib import closing
@@ -174,11 +175,15 @@ class StoredEntries:
         return out
 
     def close(self) -> None:
-        try:
-            self._conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-        self._conn.close()
+        """End the read (the connection stays open for the thread's next call)."""
+        end_read(self._conn)
+
+
+def end_read(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
 
 
 def _entry_doc(index: EntityIndex, lowered: str, ids: Mapping[str, int]) -> str:
@@ -201,26 +206,39 @@ class BaselineIndex:
 
     def __init__(self, index_path: Path) -> None:
         self.path = sidecar_path(index_path)
+        # One read connection per thread, kept between calls: opening one and reading its schema cost a warm call
+        # more than its queries.
+        self._local = threading.local()
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
 
+    def _forget(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            conn.close()
+
     def read(self, digest: str) -> StoredEntries | None:
-        """A reader of the sidecar when it holds the baseline with this digest, else None (also when unreadable)."""
-        if not self.path.exists():
-            return None
+        """A reader of the sidecar when it holds the baseline with this digest, else None (also when unreadable).
+
+        A connection that finds another digest is closed, so that a file written anew since is opened afresh."""
+        conn = getattr(self._local, "conn", None)
         try:
-            conn = self._connect()
-        except sqlite3.Error:
-            return None
-        try:
+            if conn is None:
+                if not self.path.exists():
+                    return None
+                conn = self._local.conn = self._connect()
             conn.execute("BEGIN")
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.Error:
-            conn.close()
+            if conn is not None:
+                end_read(conn)
+            self._forget()
             return None
         if meta.get("schema") != SCHEMA or meta.get("digest") != digest:
-            conn.close()
+            end_read(conn)
+            self._forget()
             return None
         return StoredEntries(conn)
 
