@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import threading
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections import Counter
+from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.context import Context
 from harness.fields import BoundedStr, Echoed
-from harness.investigate.services import baseline
-from harness.store import Baseline
+from harness.investigate.services import store
+from harness.store import Baseline, load_baseline_file
+from harness.store.baseline_index import BaselineIndex, EntityIndex, EntitySource, Entry, index_baseline
 from harness.text.geo import geo_code
 from harness.text.rfc3339 import parse_timestamp
 from harness.text.sanitize import echo
@@ -104,83 +104,25 @@ def _later(a: str, b: str) -> str:
     return b if parse_timestamp(b) > parse_timestamp(a) else a
 
 
-def _split_relationship(key: str, actors: set[str]) -> list[tuple[str, str]]:
-    """The lower-cased (actor, target) readings of an `actor:target` key.
-
-    Either side may hold colons (an ARN, a `principal://` URI), so the key is split after each known actor that
-    starts it; a key no known actor starts (a hand-written baseline file) is split at its first colon.
-    """
-    lowered = key.lower()
-    splits = [
-        (lowered[:at], lowered[at + 1 :])
-        for at, char in enumerate(lowered)
-        if char == ":" and lowered[:at] in actors
-    ]
-    if splits:
-        return splits
-    actor, _, target = lowered.partition(":")
-    return [(actor, target)]
-
-
-class EntityIndex:
-    """A baseline's entries grouped by lower-cased entity, so a call costs its matches, not the baseline's size.
-
-    Keys are `str.lower()` of the entity each entry belongs to, which is exactly ci-equality (docs/investigate.md §0).
-    """
-
-    def __init__(self, found: Baseline) -> None:
-        self.baseline = found
-        self.profiles: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-        for actor, profile in found.known_users.items():
-            self.profiles[actor.lower()].append(profile)
-        self.actors = {actor.lower() for actor in found.known_actors}
-        self.frequency: dict[str, list[tuple[str, int]]] = defaultdict(list)
-        for key, count in found.frequency_tables.items():
-            parts = key.split(":", 2)
-            # Everything after the second colon is the actor, so actors holding colons (ARNs) still count;
-            # `time:HH:actor` and keys of fewer than three parts never do.
-            if len(parts) == 3 and parts[0].lower() != "time":
-                self.frequency[parts[2].lower()].append((parts[1], count))
-        self.roles: dict[str, set[str]] = defaultdict(set)
-        for actor, entries in found.actor_roles.items():
-            self.roles[actor.lower()].update(entries)
-        self.relationships: dict[str, set[str]] = defaultdict(set)
-        for key in found.relationships:
-            for actor, target in _split_relationship(key, self.actors):
-                self.relationships[actor].add(key)
-                if target:
-                    self.relationships[target].add(key)
-
-    def profile(self, entity: str) -> tuple[bool, str, list[str]]:
-        """Whether a profile exists, and the merged profile's last_seen and sorted geos."""
-        profiles = self.profiles.get(entity.lower(), [])
-        last_seen = ""
-        geos: set[str] = set()
-        for profile in profiles:
-            last_seen = _later(last_seen, profile["last_seen"])
-            geos.update(profile["known_geos"])
-        return bool(profiles), last_seen, sorted(geos)
-
-    def by_type(self, entity: str) -> Counter[str]:
-        """Event counts per type (spelled as in the keys) of `source:type:<entity>` keys."""
-        counts: Counter[str] = Counter()
-        for event_type, count in self.frequency.get(entity.lower(), []):
-            counts[event_type] += count
-        return counts
-
-
-class _IndexCache:
-    """The index of the last baseline seen; parsed baselines are cached objects, so identity tells a change."""
+class _Sources:
+    """The entity source of the last baseline seen: in memory for a `--baseline` file (cached by identity, as the
+    parsed file is), else the baseline index of the store's newest baseline, built the first time it is missing."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._last: EntityIndex | None = None
+        self._digest = ""
 
-    def index(self, found: Baseline) -> EntityIndex:
+    def in_memory(self, found: Baseline, digest: str = "") -> EntityIndex:
         with self._lock:
             if self._last is None or self._last.baseline is not found:
                 self._last = EntityIndex(found)
+                self._digest = digest
             return self._last
+
+    def cached(self, digest: str) -> EntityIndex | None:
+        with self._lock:
+            return self._last if self._last is not None and self._digest == digest else None
 
 
 def _capped(name: str, keys: Iterable[str], cap: int, notes: list[str]) -> list[str]:
@@ -204,12 +146,23 @@ def _empty(args: Input, notes: str) -> Output:
     )
 
 
-def check(index: EntityIndex, args: Input) -> Output:
+def _profile(entry: Entry) -> tuple[bool, str, list[str]]:
+    """Whether a profile exists, and the merged profile's last_seen and sorted geos."""
+    last_seen = ""
+    geos: set[str] = set()
+    for profile in entry.profiles:
+        last_seen = _later(last_seen, profile["last_seen"])
+        geos.update(profile["known_geos"])
+    return bool(entry.profiles), last_seen, sorted(geos)
+
+
+def check(source: EntitySource, args: Input) -> Output:
     """The docs/investigate.md §9.3 answer for one entity over one baseline (pure)."""
-    entity, lowered = args.entity, args.entity.lower()
+    lowered = args.entity.lower()
+    entry = source.entry(lowered)
     notes: list[str] = []
-    has_profile, last_seen, geos = index.profile(entity)
-    known = has_profile or lowered in index.actors
+    has_profile, last_seen, geos = _profile(entry)
+    known = has_profile or entry.actor
     if not known:
         notes.append(NOTE_ABSENT)
     elif args.source and geos and geo_code(args.source).lower() not in {geo_code(geo).lower() for geo in geos}:
@@ -219,12 +172,15 @@ def check(index: EntityIndex, args: Input) -> Output:
             f"({', '.join(geos)}), so known is false"
         )
 
-    by_type = index.by_type(entity)
+    # Event counts per type (spelled as in the keys) of `source:type:<entity>` keys.
+    by_type: Counter[str] = Counter()
+    for event_type, count in entry.frequency:
+        by_type[event_type] += count
     shown_types = _capped("frequency_by_type", by_type, MAX_TYPES, notes)
-    shown_roles = _capped("roles", index.roles.get(lowered, set()), MAX_ROLES, notes)
-    shown_related = _capped("relationships", index.relationships.get(lowered, set()), MAX_RELATIONSHIPS, notes)
+    shown_roles = _capped("roles", entry.roles, MAX_ROLES, notes)
+    shown_related = _capped("relationships", entry.relationship_keys, MAX_RELATIONSHIPS, notes)
     wanted_type = args.event_type.lower()
-    relationships = index.baseline.relationships
+    relationships = source.relationships(shown_related)
     return Output(
         known=known,
         last_seen=last_seen,
@@ -239,8 +195,27 @@ def check(index: EntityIndex, args: Input) -> Output:
 
 
 def handle(args: Input, ctx: Context) -> Output:
-    """Answer from the baseline the context selects (docs/investigate.md §6.3)."""
-    found = baseline(ctx)
-    if found is None:
-        return _empty(args, NOTE_NO_BASELINE)
-    return check(ctx.service("check_baseline.index", _IndexCache).index(found), args)
+    """Answer from the baseline the context selects (docs/investigate.md §6.3): `--baseline FILE` (parsed, cached
+    by path, size and mtime), else the store's newest baseline record through the baseline index, else none."""
+    sources = ctx.service("check_baseline.sources", _Sources)
+    if ctx.settings.baseline_path is not None:
+        return check(sources.in_memory(load_baseline_file(ctx.settings.baseline_path)), args)
+    the_store = store(ctx)
+    with the_store.snapshot() as view:
+        digest = view.latest_baseline_digest()
+        if digest is None:
+            return _empty(args, NOTE_NO_BASELINE)
+        held = sources.cached(digest)
+        if held is not None:
+            return check(held, args)
+        stored = ctx.service("check_baseline.index", lambda: BaselineIndex(the_store.index_path)).read(digest)
+        if stored is not None:
+            try:
+                return check(stored, args)
+            finally:
+                stored.close()
+        found = view.latest_baseline()
+    assert found is not None
+    index = sources.in_memory(found, digest)
+    index_baseline(the_store, digest, index)
+    return check(index, args)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from harness.config import CONFIG_NAME, ConfigError
 from harness.context import Context
-from harness.store import Baseline, Store, load_baseline_file
+from harness.store import Store, load_baseline_file
 
 if TYPE_CHECKING:
     from harness.net import GuardedClient
@@ -39,17 +39,6 @@ def _build_github(ctx: Context) -> GuardedClient:
 def store(ctx: Context) -> Store:
     """The workspace's store (or `--store`), with its read index at `[store] index_path` or beside it."""
     return ctx.service("store", lambda: Store(ctx.settings.store_path, index_path=ctx.settings.index_path))
-
-
-def baseline(ctx: Context) -> Baseline | None:
-    """The baseline the tools read (docs/investigate.md §6.3): `--baseline FILE`, else the last stored record, else None.
-
-    Parsed baselines are cached by the store (per record) and by load_baseline_file (per path, size and mtime).
-    """
-    if ctx.settings.baseline_path is not None:
-        return load_baseline_file(ctx.settings.baseline_path)
-    with store(ctx).snapshot() as view:
-        return view.latest_baseline()
 
 
 def preload(ctx: Context) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
@@ -11,10 +12,12 @@ from typing import Any, TextIO
 
 from harness import files
 from harness.errors import InvalidInput
+from harness.store.baseline_index import EntityIndex, index_baseline
 from harness.store.baseline_model import SCHEMA_VERSION, Baseline, decode_baseline
 from harness.store.eventfields import event_target
 from harness.store.models import RecordError
 from harness.store.store import Store
+from harness.store.streams import encode_record, stream_spec
 from harness.text.canonjson import StrictJSONError, loads_strict
 from harness.text.casefold import MISSING, lookup
 from harness.text.geo import geo_code
@@ -251,8 +254,14 @@ def build_baseline(store: Store, stderr: TextIO | None = None) -> dict[str, Any]
     warning = unattributed_warning(tally[0], count)
     if warning and stderr is not None:
         print(warning, file=stderr)
-    record = merge(previous.record, fresh) if previous is not None else fresh
-    result = store.append_batch("baseline", [record])
+    merged = merge(previous.record, fresh) if previous is not None else fresh
+    try:
+        record, line = encode_record(stream_spec("baseline"), merged)
+    except RecordError as exc:
+        raise InvalidInput(f"record 0: {exc}") from exc
+    result = store.append_encoded("baseline", [("", line)])
+    # Indexed now, while the record is in memory, so that no read has to parse it (docs/decisions.md, "Cold start").
+    index_baseline(store, hashlib.sha256(line).hexdigest(), EntityIndex(Baseline(record=record, origin="store")))
     return {"appended": result.added > 0, "commit": result.commit, "events_read": count}
 
 

@@ -149,6 +149,11 @@ class IndexView(StoreView):
         return baseline
 
     @_or_replay
+    def latest_baseline_digest(self) -> str | None:
+        rows = self._query(f"SELECT sha256 FROM {table_name('baseline')} ORDER BY seq DESC LIMIT 1")
+        return str(rows[0][0]) if rows else None
+
+    @_or_replay
     def exact_id(self, stream: str, lowered: str) -> str | None:
         if not _encodable([lowered]):
             return None

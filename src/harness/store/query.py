@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from harness.errors import InternalError
 from harness.store import resolve
 from harness.store.baseline_model import Baseline
-from harness.store.streams import stream_spec
+from harness.store.streams import encode_record, stream_spec
 from harness.text.rfc3339 import MAX_INSTANT, parse_timestamp
 
 # The sort instant of a record without a timestamp (findings may have none): after every real instant, so
@@ -70,6 +71,13 @@ class StoreView(abc.ABC):
     @abc.abstractmethod
     def latest_baseline(self) -> Baseline | None:
         """The last `baseline` record, or None."""
+
+    def latest_baseline_digest(self) -> str | None:
+        """The sha256 of the last `baseline` record's stored line, or None: what names it in the baseline index."""
+        found = self.latest_baseline()
+        if found is None:
+            return None
+        return hashlib.sha256(encode_record(stream_spec("baseline"), dict(found.record))[1]).hexdigest()
 
     @abc.abstractmethod
     def exact_id(self, stream: str, lowered: str) -> str | None:

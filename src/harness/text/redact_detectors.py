@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import binascii
 from bisect import bisect_left
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields, is_dataclass
+from functools import cache
 from typing import Any, Protocol
 
 from harness.text.redact_pattern import (
@@ -185,6 +186,14 @@ CHECKS = {
 }
 
 
+@cache
+def _left_table(reject: bytes | None, accept: bytes | None) -> bytes:
+    # Most rules share a handful of left checks: each table is built once.
+    rejected = byte_set(reject) if reject else frozenset()
+    accepted = byte_set(accept) if accept else frozenset(range(256))
+    return bytes(int(b in accepted and b not in rejected) for b in range(256))
+
+
 @dataclass(frozen=True)
 class Left:
     """Left check: the byte before a hit must not be in `reject` / must be in `accept`; start of input passes.
@@ -197,9 +206,7 @@ class Left:
     table: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        reject = byte_set(self.reject) if self.reject else frozenset()
-        accept = byte_set(self.accept) if self.accept else frozenset(range(256))
-        object.__setattr__(self, "table", bytes(int(b in accept and b not in reject) for b in range(256)))
+        object.__setattr__(self, "table", _left_table(self.reject, self.accept))
 
     def describe(self) -> dict[str, str]:
         """Canonical form for the fingerprint."""
@@ -240,6 +247,16 @@ def group(text: bytes, spans: Spans, index: int) -> bytes:
     return text[start:stop] if start >= 0 else b""
 
 
+def detector_regexes(obj: Any) -> Iterator[Regex]:
+    """Every Regex a detector holds, its value's included (prefix patterns too, which `patterns` leaves out)."""
+    for item in fields(obj):
+        value = getattr(obj, item.name)
+        if isinstance(value, Regex):
+            yield value
+        elif is_dataclass(value):
+            yield from detector_regexes(value)
+
+
 # --- values -----------------------------------------------------------------------------------------
 
 
@@ -266,7 +283,7 @@ class Segs:
     _prefix: Regex | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", Regex(seq_source(self.items)))
+        object.__setattr__(self, "_re", Regex(seq_source(self.items), deferred=True))
         object.__setattr__(self, "_max", seq_max_len(self.items))
         object.__setattr__(self, "_prefix", prefix_pattern(self.items, self.partial_from))
 
@@ -359,7 +376,7 @@ class Body:
     _re: Regex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", Regex(self.source))
+        object.__setattr__(self, "_re", Regex(self.source, deferred=True))
 
     @property
     def patterns(self) -> tuple[Regex, ...]:
@@ -396,7 +413,7 @@ class Token:
     _right: frozenset[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", Regex(escape(self.literal) + seq_source(self.items)))
+        object.__setattr__(self, "_re", Regex(escape(self.literal) + seq_source(self.items), deferred=True))
         object.__setattr__(self, "_prefix", prefix_pattern(self.items))
         object.__setattr__(self, "_max", len(self.literal) + seq_max_len(self.items))
         object.__setattr__(self, "_right", byte_set(self.right_reject) if self.right_reject else frozenset())
@@ -459,7 +476,7 @@ class KeyValue:
     _re: Regex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", Regex(escape(self.literal) + self.key))
+        object.__setattr__(self, "_re", Regex(escape(self.literal) + self.key, deferred=True))
 
     @property
     def patterns(self) -> tuple[Regex, ...]:
@@ -528,7 +545,7 @@ class Block:
     _re: Regex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", Regex(escape(self.literal) + self.header))
+        object.__setattr__(self, "_re", Regex(escape(self.literal) + self.header, deferred=True))
 
     @property
     def patterns(self) -> tuple[Regex, ...]:
@@ -624,8 +641,9 @@ class Anchored:
     _max: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", Regex(b"(?:" + self.before + b")" + escape(self.literal) + seq_source(self.items)))
-        object.__setattr__(self, "_before", Regex(self.before))
+        whole = b"(?:" + self.before + b")" + escape(self.literal) + seq_source(self.items)
+        object.__setattr__(self, "_re", Regex(whole, deferred=True))
+        object.__setattr__(self, "_before", Regex(self.before, deferred=True))
         object.__setattr__(self, "_prefix", prefix_pattern(self.items))
         object.__setattr__(self, "_max", len(self.literal) + seq_max_len(self.items))
 
@@ -678,7 +696,7 @@ class BotToken:
     _prefix: Regex | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_re", Regex(escape(self.literal) + seq_source(self.items)))
+        object.__setattr__(self, "_re", Regex(escape(self.literal) + seq_source(self.items), deferred=True))
         object.__setattr__(self, "_prefix", prefix_pattern(self.items))
 
     @property
@@ -735,7 +753,7 @@ class Base64Pem:
     _body: Regex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_body", Regex(b"[" + self.run.cls + b"]*"))
+        object.__setattr__(self, "_body", Regex(b"[" + self.run.cls + b"]*", deferred=True))
 
     @property
     def patterns(self) -> tuple[Regex, ...]:

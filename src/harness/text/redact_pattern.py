@@ -11,8 +11,11 @@ ends inside the tail; a token or value cut by the end of input (a cap) is still 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 import re2
 
@@ -46,26 +49,55 @@ Spans = list[tuple[int, int]]
 # How many hits of a literal `Regex.search_from` tries anchored before it searches unanchored.
 ANCHORED_TRIES = 4
 
+# Held while a Regex compiles, so two threads meeting a pattern first at once compile it once.
+_COMPILING = threading.Lock()
+
 
 class PatternError(ValueError):
     """A pattern RE2 cannot run, or a tail outside the tail language; the message says why."""
 
 
 class Regex:
-    """One compiled RE2 pattern; a match returns the spans of the whole match and of each group, or None."""
+    """One RE2 pattern; a match returns the spans of the whole match and of each group, or None.
+
+    Made `deferred`, the pattern is compiled on first use instead of here: the catalogue's detectors name about
+    1,250 patterns and a process meets few of them, so compiling them all made every cold call pay for the whole
+    catalogue (docs/decisions.md, "Cold start"). `check()` compiles a deferred one at once.
+    """
 
     __slots__ = ("_re", "groupindex", "source")
 
-    def __init__(self, source: bytes) -> None:
+    def __init__(self, source: bytes, *, deferred: bool = False) -> None:
+        self.source = source
+        if not deferred:
+            self._compile()
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only while a slot is unset, so once compiled the matching methods read `_re` at full speed.
+        if name not in ("_re", "groupindex"):
+            raise AttributeError(name)
+        with _COMPILING:
+            try:
+                return object.__getattribute__(self, name)
+            except AttributeError:
+                self._compile()
+        return object.__getattribute__(self, name)
+
+    def _compile(self) -> None:
         try:
-            compiled = re2.compile(source, _OPTIONS)
+            compiled = re2.compile(self.source, _OPTIONS)
         except re2.error as exc:
             detail = exc.args[0].decode("latin-1") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
             raise PatternError(f"RE2 cannot run it ({detail}); RE2 has no possessive repeats (write {{m,n}} for "
                                f"{{m,n}}+), no lookaround, no back references and no repeat over {RE2_MAX_REPEAT}") from None
-        self.source = source
-        self._re = compiled._regexp
+        # groupindex first: a reader that finds `_re` set then finds the group names too.
         self.groupindex: dict[str, int] = {name.decode("latin-1"): index for name, index in compiled.groupindex.items()}
+        self._re = compiled._regexp
+
+    def check(self) -> Regex:
+        """Compile now (if not yet): raises PatternError for a pattern RE2 cannot run."""
+        self._re  # noqa: B018 - the first read compiles
+        return self
 
     def match(self, text: bytes, pos: int = 0, endpos: int | None = None) -> Spans | None:
         """Anchored at `pos`; the match ends at or before `endpos`."""
@@ -114,15 +146,20 @@ class Regex:
             pos = spans[0][1] if spans[0][1] > spans[0][0] else spans[0][1] + 1
 
 
+@cache
 def escape(literal: bytes) -> bytes:
-    """`literal` as an RE2 pattern that matches it and nothing else."""
+    """`literal` as an RE2 pattern that matches it and nothing else (cached: the catalogue escapes each literal for
+    its patterns, its gates and its description)."""
     return re2.escape(literal)
 
 
+@cache
 def byte_set(cls: bytes) -> frozenset[int]:
     """The byte values a class (its contents, no brackets) accepts."""
+    # One pass over the 256 bytes: a one-byte class matches exactly at the positions of the bytes it accepts.
+    # Many rules share a class, hence the cache (the result is immutable).
     pattern = Regex(b"[" + cls + b"]")
-    return frozenset(value for value in range(256) if pattern.fullmatch(bytes([value])))
+    return frozenset(spans[0][0] for spans in pattern.finditer(bytes(range(256))))
 
 
 def open_repeat(source: bytes) -> bool:
@@ -247,7 +284,7 @@ def prefix_pattern(items: Seq, partial_from: int = 0) -> Regex | None:
     that ends in item `partial_from` or later (None when no item can be cut). Used with `fullmatch` up to the end
     of input, after the whole pattern failed there."""
     source = _seq_prefix(items, partial_from)
-    return Regex(source) if source else None
+    return Regex(source, deferred=True) if source else None
 
 
 def _class_end(src: bytes, pos: int) -> int:
@@ -334,9 +371,13 @@ def _parse(src: bytes, pos: int, inside: bool) -> tuple[tuple[Seq, ...], int]:
     return (tuple(items),), pos
 
 
-def parse_seq(src: bytes) -> Seq:
-    """The sequence a tail or value run names: literals, `[class]` / `[class]{n}` / `[class]{m,n}`, `(?:a|b|)`."""
+def parse_seq(src: bytes, check: bool = True) -> Seq:
+    """The sequence a tail or value run names: literals, `[class]` / `[class]{n}` / `[class]{m,n}`, `(?:a|b|)`.
+
+    With `check`, its RE2 form is compiled once to prove RE2 runs it.
+    """
     branches, _ = _parse(src, 0, False)
     items = branches[0]
-    Regex(seq_source(items))
+    if check:
+        Regex(seq_source(items))
     return items

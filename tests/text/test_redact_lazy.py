@@ -1,0 +1,111 @@
+"""The catalogue loads without compiling its detectors (docs/decisions.md, "Cold start"): the checks that make this
+safe. The package file still compiles in full, the split gate reports what one Set would, a pattern compiled on
+first use by many threads at once answers like one compiled up front, and the one-pass byte classes are exact."""
+
+from __future__ import annotations
+
+import threading
+
+import re2
+
+from harness.text.redact_detectors import Token, detector_regexes
+from harness.text.redact_engine import ENGINE, GATE_MAX_MEM, HEAVY_REPEATS, _Gate, repeat_weight
+from harness.text.redact_pattern import Regex, byte_set, re2_options
+from harness.text.redact_rules import CATALOGUE, expand_example, package_rules
+from tests.text import benign_corpus
+
+
+def test_the_package_file_compiles_every_pattern_when_checked() -> None:
+    # What the loader skips at import is done here: every field and every pattern built from it goes through RE2.
+    checked = package_rules(check=True)
+    assert [rule.rule_id for rule in checked] == [rule.rule_id for rule in CATALOGUE]
+    compiled = [regex for rule in checked for detector in rule.detectors for regex in detector_regexes(detector)]
+    assert len(compiled) > 1000
+    assert all(regex.check() is regex for regex in compiled)
+
+
+def test_detector_regexes_include_the_cut_form() -> None:
+    token = next(d for rule in CATALOGUE for d in rule.detectors if isinstance(d, Token) and d._prefix is not None)
+    held = list(detector_regexes(token))
+    assert token._re in held and token._prefix in held
+
+
+def _texts() -> list[bytes]:
+    texts = []
+    for rule in CATALOGUE:
+        for index, example in enumerate((*rule.examples, *rule.negative_examples)):
+            texts.append(expand_example(example, f"{rule.rule_id}:{index}:0").encode("utf-8"))
+    texts += [line.encode("utf-8") for line in benign_corpus.lines()]
+    return texts
+
+
+def test_the_split_gate_reports_the_owners_one_set_reports() -> None:
+    texts = _texts()
+    # Each copy's gate patterns (the engine's first two gates), as one Set and as the split gate.
+    for on_lowered in (True, False):
+        entries = []
+        for index, (_, detector) in enumerate(ENGINE._detectors):
+            for lowered, source in detector.gates():
+                if lowered == on_lowered:
+                    entries.append((source, index, detector.literal.lower() if lowered else detector.literal))
+        single = re2.Set.SearchSet(re2_options(GATE_MAX_MEM))
+        single.Add(rb"\z")
+        for source, _, _ in entries:
+            single.Add(source)
+        single.Compile()
+        split = _Gate(entries)
+        assert split._heavy_entries and all(repeat_weight(e[0]) > HEAVY_REPEATS for e in split._heavy_entries)
+        for text in texts:
+            copy = text.lower() if on_lowered else text
+            expected = {entries[index - 1][1] for index in (single.Match(copy) or ()) if index}
+            assert split.matched(copy) == expected, copy[:80]
+        # The rules' own examples hold heavy patterns' literals, so the second Set was built and consulted.
+        assert split._heavy is not None
+
+
+def test_a_deferred_pattern_compiles_once_under_concurrent_first_use() -> None:
+    source = rb"ghp_[A-Za-z0-9]{36,255}"
+    text = b"token ghp_" + b"a" * 40 + b" end"
+    eager = Regex(source)
+    for _ in range(20):
+        deferred = Regex(source, deferred=True)
+        results: list[object] = []
+        start = threading.Barrier(8)
+
+        def search(pattern: Regex = deferred) -> None:
+            start.wait()
+            results.append(pattern.search(text))
+
+        threads = [threading.Thread(target=search) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert results == [eager.search(text)] * 8
+        assert deferred.groupindex == eager.groupindex == {}
+
+
+def test_a_deferred_pattern_reports_its_groups_and_a_bad_pattern_on_first_use() -> None:
+    assert Regex(rb"(?P<q>[\"'])x", deferred=True).groupindex == {"q": 1}
+    bad = Regex(rb"a(?=b)", deferred=True)
+    try:
+        bad.check()
+    except ValueError as exc:
+        assert "RE2 cannot run it" in str(exc)
+    else:
+        raise AssertionError("a pattern RE2 cannot run compiled")
+
+
+def test_byte_sets_match_a_byte_by_byte_test() -> None:
+    classes = {rb"A-Za-z0-9_", rb"^\s\"'`&,;\\", rb"0-9a-f", rb"\x00-\x1f\x7f", rb"^a-z", rb"\-._~"}
+    for rule in CATALOGUE:
+        for detector in rule.detectors:
+            left = getattr(detector, "left", None)
+            for cls in (getattr(left, "reject", None), getattr(left, "accept", None),
+                        getattr(detector, "right_reject", None)):
+                if cls:
+                    classes.add(cls)
+    assert len(classes) > 6
+    for cls in classes:
+        one = Regex(b"[" + cls + b"]")
+        assert byte_set(cls) == frozenset(value for value in range(256) if one.fullmatch(bytes([value]))), cls
