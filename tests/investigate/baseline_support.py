@@ -41,7 +41,11 @@ BASELINE_B: dict[str, Any] = {
 
 def store_baseline(workspace: Path, baseline: dict[str, Any]) -> None:
     """Append `baseline` as the newest `baseline` record of the workspace's store."""
-    workspace_store(workspace).append_batch("baseline", [baseline])
+    store = workspace_store(workspace)
+    try:
+        store.append_batch("baseline", [baseline])
+    finally:
+        store.close()
 
 
 def write_baseline_file(path: Path, baseline: dict[str, Any]) -> Path:

@@ -88,9 +88,12 @@ def make_workspace(root: Path, events: Iterable[dict[str, Any]] = (), findings: 
     assert run_cli(["--workspace", str(workspace), "init", "--empty"]).exit_code == 0
     current().bind(workspace)
     store = workspace_store(workspace)
-    for stream, records in (("events", list(events)), ("findings", list(findings))):
-        if records:
-            store.append_batch(stream, records)
+    try:
+        for stream, records in (("events", list(events)), ("findings", list(findings))):
+            if records:
+                store.append_batch(stream, records)
+    finally:
+        store.close()
     return workspace
 
 

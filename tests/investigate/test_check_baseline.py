@@ -134,9 +134,9 @@ def test_an_initialized_store_without_a_baseline_record_reads_as_no_baseline(
 ) -> None:
     from store_backends import workspace_store
 
-    workspace_store(workspace).append_batch(
-        "events", [{"id": "e1", "actor": "baron", "timestamp": "2026-04-10T09:00:00Z"}]
-    )
+    store = workspace_store(workspace)
+    store.append_batch("events", [{"id": "e1", "actor": "baron", "timestamp": "2026-04-10T09:00:00Z"}])
+    store.close()
     assert door(workspace, "check_baseline", {"entity": "baron"}, encode=as_flags).document["notes"] == NO_BASELINE
 
 
