@@ -748,6 +748,29 @@ def store_migrate_command(
     _print_document(app, report)
 
 
+@store_group.command("copy", cls=StoreCommand)
+@click.option("--from", "source", required=True, metavar="DIR_OR_DSN", help="The store copied from.")
+@click.option("--to", "destination", required=True, metavar="DIR_OR_DSN", help="The store copied to.")
+@click.pass_obj
+def store_copy_command(app: App, source: str, destination: str) -> None:
+    """Copy every stream of one store to another (git to PostgreSQL or back), resumably, and verify counts and
+    digests of every stream; exits 1 when the destination differs."""
+    from harness.store.backend import open_target
+    from harness.store.copy import check_distinct, copy_store
+
+    try:
+        check_distinct(source, destination)
+        context = app.context()
+        redact = context.redactor.redact
+        report = copy_store(
+            open_target(source, context.settings, redact), open_target(destination, context.settings, redact)
+        )
+    except HarnessError as exc:
+        _fail("store.copy", exc, app.pretty)
+    _print_document(app, report)
+    sys.exit(0 if report["verified"] else 1)
+
+
 def _read_inputs(files: tuple[str, ...]) -> list[tuple[str, str]]:
     """(source, text) of each FILE ('-' or none: stdin); bytes that are not UTF-8 become U+FFFD."""
     out = []

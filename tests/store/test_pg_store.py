@@ -193,3 +193,45 @@ def test_concurrent_writers_lose_and_duplicate_nothing_and_readers_see_prefixes(
     finally:
         for store in stores:
             store.close()
+
+
+def test_store_copy_resumes_verifies_and_copies_back(migrated: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.store import Store, copy
+
+    monkeypatch.setattr(copy, "CHUNK", 3)
+    source = Store(tmp_path / "src")
+    source.append_batch("events", [_event(f"e{i}", actor=f"a{i % 3}") for i in range(8)])
+    source.append_batch("findings", [{"id": "f1", "evidence": {"event_id": "e1"}}])
+    source.append_batch("baseline", [{"known_actors": ["a0"]}])
+    destination = _open(migrated)
+    try:
+        # A copy stopped after its first commit: the first three events are there.
+        destination.append_batch("events", [_event(f"e{i}", actor=f"a{i % 3}") for i in range(3)])
+        report = copy.copy_store(source, destination)
+        assert report["verified"] and report["mismatched"] == []
+        assert report["streams"]["events"] == {
+            "copied": 5, "present_before": 3, "records": 8, "sha256": copy.digest(source, "events")[1]
+        }
+        assert destination.head() == "5"  # 1 + two chunks of events + findings + baseline
+        back = Store(tmp_path / "back")
+        assert copy.copy_store(destination, back)["verified"]
+        for stream in ("events", "findings", "baseline"):
+            assert copy.digest(back, stream) == copy.digest(source, stream)
+        # A destination holding other records is reported, not repaired.
+        source.append_batch("events", [_event("late")])
+        back.append_batch("events", [_event("other")])
+        stale = copy.copy_store(source, back)
+        assert (stale["verified"], stale["mismatched"]) == (False, ["events"])
+    finally:
+        destination.close()
+
+
+def test_store_copy_command_exits_1_on_a_mismatch(migrated: str, tmp_path: Path) -> None:
+    from harness.store import Store
+
+    Store(tmp_path / "a").append_batch("events", [_event("e1")])
+    Store(tmp_path / "b").append_batch("events", [_event("e2")])
+    ok = run_cli(["--workspace", str(tmp_path), "store", "copy", "--from", str(tmp_path / "a"), "--to", migrated])
+    assert (ok.exit_code, json.loads(ok.stdout)["verified"]) == (0, True)
+    bad = run_cli(["--workspace", str(tmp_path), "store", "copy", "--from", str(tmp_path / "b"), "--to", migrated])
+    assert (bad.exit_code, json.loads(bad.stdout)["mismatched"]) == (1, ["events"])

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from harness.errors import InvalidInput
 
 from harness.store.append import AppendResult, EncodedBatch
 from harness.store.query import StoreView
@@ -64,6 +67,23 @@ def open_event_store(settings: Settings, redact: Callable[[str], str]) -> EventS
 
     return open_pg_store(
         settings.store_url, connect=pg_connect_kwargs(settings), pool_max=settings.get("store", "pool_max"), redact=redact
+    )
+
+
+def open_target(target: str, settings: Settings, redact: Callable[[str], str]) -> EventStore:
+    """A store named on the command line (`store copy`): a postgresql:// DSN, or a git store directory."""
+    from harness.ledger.settings import CONNINFO_REFUSED, is_conninfo, is_postgres_target
+
+    if is_conninfo(target):
+        raise InvalidInput(CONNINFO_REFUSED)
+    if not is_postgres_target(target):
+        from harness.store.store import Store
+
+        return Store(Path(target).expanduser().resolve())
+    from harness.store.pg.store import open_pg_store
+
+    return open_pg_store(
+        target, connect=pg_connect_kwargs(settings), pool_max=settings.get("store", "pool_max"), redact=redact
     )
 
 
