@@ -16,9 +16,9 @@ import click
 from harness import __version__
 from harness.cliargs import Flag, convert, flags_for, read_json_argument
 from harness.config import ConfigError, Overrides, Settings, load_settings
-from harness.ledger.settings import is_postgres_target
 from harness.dispatch import ArgumentError, CallContext, Outcome, Recorder, dispatch, error_outcome
 from harness.errors import HarnessError, InternalError, InvalidInput, LedgerUnavailable
+from harness.ledger.settings import is_postgres_target
 from harness.logs import setup_logging
 from harness.outputs import filtered_std_streams
 from harness.surface import OPERATIONS, Registry

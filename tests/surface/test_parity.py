@@ -112,7 +112,9 @@ async def test_cli_stdout_equals_mcp_text_for_the_package_corpus(tmp_path: Path,
     _check(cli_results, mcp_results, PACKAGE_CORPUS)
 
 
-def test_the_package_corpus_answers_identically_on_both_store_backends(tmp_path: Path, pg_server: PgServer) -> None:
+def test_the_package_corpus_answers_identically_on_both_store_backends(
+    tmp_path: Path, pg_server: PgServer  # noqa: F811
+) -> None:
     """The same sample data and baseline, one workspace on the git store and one on PostgreSQL: every answer of
     the package corpus is byte-identical (issue 12)."""
     stores = PgStores(pg_server)

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.errors import InvalidInput
-
 from harness.store.append import AppendResult, EncodedBatch
 from harness.store.query import StoreView
 
