@@ -170,3 +170,21 @@ def git_only(reason: str) -> None:
     """Skip the PostgreSQL run of a test about the git store's own layout (`reason` says what it checks)."""
     if current().is_pg:
         pytest.skip(f"git store only: {reason}")
+
+
+def stored_records(workspace: Path, stream: str = "events") -> list[dict[str, Any]]:
+    """Every record of a workspace's stream in stream order, read back in full (the replay oracle's reading)."""
+    store = workspace_store(workspace)
+    try:
+        return list(replay_of(store).records(stream))
+    finally:
+        store.close()
+
+
+def stored_head(workspace: Path) -> str:
+    """The workspace store's newest commit ("" when empty)."""
+    store = workspace_store(workspace)
+    try:
+        return store.head()
+    finally:
+        store.close()
