@@ -52,6 +52,10 @@ class App:
 
             context = build_context(load_settings(self.overrides))
             use_redactor(context.redactor)
+            click_context = click.get_current_context(silent=True)
+            if click_context is not None:
+                # Services holding connections (a PostgreSQL store's pool) are released when the command ends.
+                click_context.call_on_close(context.close)
             if context.settings.baseline_path is not None:
                 # Imported only when needed: the store modules add ~0.1 s to every call's start-up.
                 from harness.investigate.services import preload

@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from harness.errors import InternalError
 from harness.store.baseline_model import Baseline
 from harness.store.index_queries import _encodable, _successor
 from harness.store.index_schema import FILTER_COLUMNS
@@ -131,6 +132,9 @@ class PgView(StoreView):
 def _where(stream: str, flt: RecordFilter) -> tuple[sql.Composable, list[Any]]:
     """The WHERE clause of a filter: the equality columns given, the ids, and the inclusive window. Each
     combination of equality columns has an order index ending in (ts, seq), so a page is read in result order."""
+    unserved = [name for name in ("target", "ip") if getattr(flt, name) and name not in FILTER_COLUMNS[stream]]
+    if unserved:
+        raise InternalError(f"store.{stream} has no {', '.join(unserved)} column")
     conditions: list[sql.Composable] = []
     params: list[Any] = []
     if flt.ids is not None:
