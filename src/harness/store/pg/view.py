@@ -85,14 +85,6 @@ class PgView(StoreView):
         rows = self._query(sql.SQL("SELECT line FROM {} WHERE lid = %s").format(table(stream)), (key_bytes(key),))
         return bytes(rows[0][0]) if rows else None
 
-    def stored_lines(self, stream: str, keys: Sequence[str]) -> dict[str, bytes]:
-        """The stored line of every key of `keys` that is stored (one round trip)."""
-        wanted = [key_bytes(key) for key in keys if _encodable([key])]
-        if not wanted:
-            return {}
-        query = sql.SQL("SELECT lid, line FROM {} WHERE lid = ANY(%s)").format(table(stream))
-        return {bytes(lid).decode("utf-8"): bytes(line) for lid, line in self._query(query, (wanted,))}
-
     def latest_baseline(self) -> Baseline | None:
         rows = self._query("SELECT seq, sha256 FROM store.baseline ORDER BY seq DESC LIMIT 1")
         if not rows:
