@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from doors import DOORS, Door
 from hypothesis import settings
+from store_backends import released_after, store_backend  # noqa: F401  (the store backend parameter, tests/store_backends.py)
 
 # Tests must never depend on the developer's proxy or CA environment.
 for _name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy"):
@@ -16,6 +18,20 @@ for _name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_pro
 # at random, so none applies unless a test sets its own.
 settings.register_profile("harness", deadline=None)
 settings.load_profile("harness")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_stores() -> Iterator[None]:
+    """PostgreSQL stores a module's fixtures bound are reused after it (tests/store_backends.py)."""
+    with released_after():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _test_stores() -> Iterator[None]:
+    """PostgreSQL stores a test bound are reused after it (tests/store_backends.py)."""
+    with released_after():
+        yield
 
 
 @pytest.fixture

@@ -18,12 +18,13 @@ from harness.cliargs import Flag, convert, flags_for, read_json_argument
 from harness.config import ConfigError, Overrides, Settings, load_settings
 from harness.dispatch import ArgumentError, CallContext, Outcome, Recorder, dispatch, error_outcome
 from harness.errors import HarnessError, InternalError, InvalidInput, LedgerUnavailable
+from harness.ledger.settings import is_postgres_target
 from harness.logs import setup_logging
 from harness.outputs import filtered_std_streams
 from harness.surface import OPERATIONS, Registry
 from harness.text import canonjson
 
-OPERATOR_COMMANDS = ("init", "serve", "ui", "ingest", "pull", "baseline", "ledger", "redact", "schema")
+OPERATOR_COMMANDS = ("init", "serve", "ui", "ingest", "pull", "baseline", "store", "ledger", "redact", "schema")
 
 
 @dataclass
@@ -51,6 +52,10 @@ class App:
 
             context = build_context(load_settings(self.overrides))
             use_redactor(context.redactor)
+            click_context = click.get_current_context(silent=True)
+            if click_context is not None:
+                # Services holding connections (a PostgreSQL store's pool) are released when the command ends.
+                click_context.call_on_close(context.close)
             if context.settings.baseline_path is not None:
                 # Imported only when needed: the store modules add ~0.1 s to every call's start-up.
                 from harness.investigate.services import preload
@@ -282,7 +287,8 @@ def _registry(ctx: click.Context) -> Registry:
 @click.group(cls=HarnessGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="harness")
 @click.option("--workspace", type=click.Path(path_type=Path), default=None, help="Workspace directory (holds harness.toml, store, ledger).")
-@click.option("--store", type=click.Path(path_type=Path), default=None, help="Store directory (a git repository).")
+@click.option("--store", default=None, metavar="DIR_OR_POSTGRES_DSN",
+              help="Store directory (a git repository) or a PostgreSQL store's postgresql:// DSN.")
 @click.option("--ledger", default=None, metavar="SQLITE_PATH_OR_POSTGRES_DSN", help="Ledger location.")
 @click.option("--rules", type=click.Path(path_type=Path), default=None, help="Rule corpus file (YAML).")
 @click.option("--baseline", type=click.Path(path_type=Path), default=None, help="Baseline file read instead of the stored baseline.")
@@ -292,7 +298,7 @@ def _registry(ctx: click.Context) -> Registry:
 def main_group(
     ctx: click.Context,
     workspace: Path | None,
-    store: Path | None,
+    store: str | None,
     ledger: str | None,
     rules: Path | None,
     baseline: Path | None,
@@ -304,7 +310,14 @@ def main_group(
     Every operation prints exactly one JSON document on stdout.
     """
     ctx.obj = App(
-        overrides=Overrides(workspace=workspace, store=store, ledger=ledger, rules=rules, baseline=baseline),
+        overrides=Overrides(
+            workspace=workspace,
+            store=None if store is None or is_postgres_target(store) else Path(store),
+            store_url=store if store is not None and is_postgres_target(store) else None,
+            ledger=ledger,
+            rules=rules,
+            baseline=baseline,
+        ),
         conversation=conversation,
         pretty=pretty,
         registry=ctx.obj if isinstance(ctx.obj, Registry) else OPERATIONS,
@@ -415,6 +428,11 @@ def serve_command(app: App, http_bind: str | None, allow_remote: bool, toolsets:
         if problems:
             raise Refused("; ".join(problems))
         recorder = app.open_recorder()
+        if settings.store_url:
+            from harness.investigate.services import store
+
+            # A PostgreSQL store is checked before serving: one behind the code's schema stops the server here.
+            store(context)
     except HarnessError as exc:
         _fail("serve", exc, app.pretty)
 
@@ -685,6 +703,76 @@ def baseline_build_command(app: App) -> None:
     _recorded_operator(
         app, "cli.baseline_build", {}, lambda: build_baseline(store(app.context()), stderr=sys.stderr)
     )
+
+
+class StoreCommand(click.Command):
+    """A `harness store` subcommand: usage errors become the JSON error of operation `store.<name>`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            app = ctx.find_object(App)
+            _fail(f"store.{self.name}", InvalidInput(_usage_message(exc)), app.pretty if app else False)
+
+
+@main_group.group("store")
+def store_group() -> None:
+    """Create or upgrade a PostgreSQL store and copy stores between backends. These commands are not recorded."""
+
+
+@store_group.command("migrate", cls=StoreCommand)
+@click.option("--admin-dsn", default=None, metavar="DSN",
+              help="A superuser or CREATEROLE login that creates the roles and the schema.")
+@click.option("--owner-role", default=None, metavar="NAME", help="Owner role (harness_store_owner).")
+@click.option("--app-role", default=None, metavar="NAME", help="App role (harness_store_app): INSERT and SELECT only.")
+@click.option("--grant-app-to", multiple=True, metavar="LOGIN", help="Make this login a member of the app role.")
+@click.option("--dry-run", is_flag=True, default=False, help="Report what would be applied without applying it.")
+@click.pass_obj
+def store_migrate_command(
+    app: App,
+    admin_dsn: str | None,
+    owner_role: str | None,
+    app_role: str | None,
+    grant_app_to: tuple[str, ...],
+    dry_run: bool,
+) -> None:
+    """Create or upgrade the schema of the PostgreSQL store named by --store DSN or HARNESS_STORE_URL."""
+    from harness.store.pg.commands import migrate_store
+
+    roles = {k: v for k, v in (("owner_role", owner_role), ("app_role", app_role)) if v is not None}
+    try:
+        context = app.context()
+        report = migrate_store(
+            context.settings, context.redactor.redact, admin_dsn=admin_dsn, grant_app_to=grant_app_to,
+            dry_run=dry_run, **roles,
+        )
+    except HarnessError as exc:
+        _fail("store.migrate", exc, app.pretty)
+    _print_document(app, report)
+
+
+@store_group.command("copy", cls=StoreCommand)
+@click.option("--from", "source", required=True, metavar="DIR_OR_DSN", help="The store copied from.")
+@click.option("--to", "destination", required=True, metavar="DIR_OR_DSN", help="The store copied to.")
+@click.pass_obj
+def store_copy_command(app: App, source: str, destination: str) -> None:
+    """Copy every stream of one store to another (git to PostgreSQL or back), resumably, and verify counts and
+    digests of every stream; exits 1 when the destination differs."""
+    from harness.store.backend import open_target
+    from harness.store.copy import check_distinct, copy_store
+
+    try:
+        check_distinct(source, destination)
+        context = app.context()
+        redact = context.redactor.redact
+        report = copy_store(
+            open_target(source, context.settings, redact), open_target(destination, context.settings, redact)
+        )
+    except HarnessError as exc:
+        _fail("store.copy", exc, app.pretty)
+    _print_document(app, report)
+    sys.exit(0 if report["verified"] else 1)
 
 
 def _read_inputs(files: tuple[str, ...]) -> list[tuple[str, str]]:

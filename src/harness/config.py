@@ -15,7 +15,7 @@ from pydantic.fields import FieldInfo
 
 from harness import files
 from harness.errors import InvalidInput
-from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, is_conninfo
+from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, dsn_has_password, is_conninfo, is_postgres_target
 from harness.net.aur_ranges import AUR_RANGES
 from harness.serve import settings as serve_keys
 from harness.telemetry import settings as telemetry_keys
@@ -73,8 +73,26 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+def _store_url(url: str) -> str:
+    # The DSN may carry a password: like the ledger's, it is only accepted from the environment or the flag.
+    if is_conninfo(url):
+        raise ValueError(CONNINFO_REFUSED)
+    if url and not is_postgres_target(url):
+        raise ValueError("must be a postgresql:// DSN (the git store is the default and needs no url)")
+    if dsn_has_password(url):
+        raise ValueError("must not hold a password; put the DSN in HARNESS_STORE_URL")
+    return url
+
+
 class StoreSection(_Section):
     index_path: str = _key("", "read index location; default <store dir name>.index.sqlite3 beside the store")
+    url: Annotated[str, AfterValidator(_store_url)] = _key(
+        "", "postgresql:// DSN without a password of a PostgreSQL store; empty = the git store"
+    )
+    pool_max: int = _bounded(4, 1, 64, "PostgreSQL store pool size")
+    connect_timeout_s: int = _bounded(5, 1, 300, "PostgreSQL store connection timeout")
+    statement_timeout_ms: int = _bounded(300_000, 1, 3_600_000, "PostgreSQL store statement_timeout")
+    lock_timeout_ms: int = _bounded(300_000, 1, 3_600_000, "PostgreSQL store lock_timeout (appends wait in turn)")
 
 
 class RulesSection(_Section):
@@ -187,6 +205,7 @@ class Overrides:
 
     workspace: Path | None = None
     store: Path | None = None
+    store_url: str | None = None
     ledger: str | None = None
     rules: Path | None = None
     baseline: Path | None = None
@@ -213,6 +232,8 @@ class Settings:
     environ: Mapping[str, str] = field(repr=False)
     redaction_rules: tuple[Rule, ...] = ()
     telemetry: telemetry_keys.TelemetrySettings = telemetry_keys.TelemetrySettings()
+    # The PostgreSQL store's DSN ("" = the git store at store_path); it may hold a password, so it is never shown.
+    store_url: str = field(default="", repr=False)
 
     @property
     def serve(self) -> serve_keys.ServeSettings:
@@ -360,6 +381,11 @@ def load_settings(overrides: Overrides, environ: Mapping[str, str] | None = None
     else:
         index_path = store_path.parent / f"{store_path.name}.index.sqlite3"
 
+    store_url = "" if overrides.store else overrides.store_url or env.get("HARNESS_STORE_URL", "") or values["store"]["url"]
+    if store_url and not is_postgres_target(store_url):
+        given_by = "--store" if overrides.store_url else "HARNESS_STORE_URL"
+        raise ConfigError(f"{given_by}: {CONNINFO_REFUSED if is_conninfo(store_url) else 'must be a postgresql:// DSN'}")
+
     ledger_target = overrides.ledger or env.get("HARNESS_LEDGER_URL", "") or values["ledger"]["url"]
     if is_conninfo(ledger_target):
         given_by = "--ledger" if overrides.ledger else "HARNESS_LEDGER_URL"
@@ -382,6 +408,7 @@ def load_settings(overrides: Overrides, environ: Mapping[str, str] | None = None
         store_path=store_path,
         index_path=index_path,
         ledger_target=ledger_target,
+        store_url=store_url,
         rules_path=overrides.rules.resolve() if overrides.rules else None,
         baseline_path=overrides.baseline.resolve() if overrides.baseline else None,
         rules_pin=pin,
@@ -401,7 +428,7 @@ def default_config_text() -> str:
     """The harness.toml `harness init` writes: every key, commented out, with its default."""
     lines = [
         "# triage-harness configuration. Every key is optional; the values shown are the defaults.",
-        "# Secrets never go here: GITHUB_TOKEN, OKTA_API_TOKEN, HARNESS_LEDGER_URL and HARNESS_SERVE_TOKEN come from the environment.",
+        "# Secrets never go here: GITHUB_TOKEN, OKTA_API_TOKEN, HARNESS_LEDGER_URL, HARNESS_STORE_URL and HARNESS_SERVE_TOKEN come from the environment.",
         "",
     ]
     for section, keys in SCHEMA.items():

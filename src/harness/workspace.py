@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.config import CONFIG_NAME, Settings, default_config_text
 from harness.errors import UpstreamUnavailable
-from harness.store import Store
+from harness.store.backend import EventStore
 from harness.store.git import find_git_dir
 from harness.store.ingest import ingest_files
 from harness.text.sanitize import echo
@@ -41,7 +41,7 @@ def sample_path(name: str) -> Any:
     return resources.files("harness.samples").joinpath(name)
 
 
-def load_samples(store: Store) -> None:
+def load_samples(store: EventStore) -> None:
     """Append the sample events, findings and baseline through ordinary ingestion."""
     for stream, name in (("events", "events.jsonl"), ("findings", "findings.jsonl"), ("baseline", "baseline.json")):
         with resources.as_file(sample_path(name)) as path:
@@ -54,7 +54,7 @@ def fallback_note(settings: Settings) -> str:
     Only the fallback is flagged: a workspace named by --workspace or HARNESS_ROOT was chosen, so an empty one
     is the operator's to explain, but the fallback is where a misconfigured agent lands without knowing it.
     """
-    if settings.workspace_source != "fallback":
+    if settings.workspace_source != "fallback" or settings.store_url:
         return ""
     try:
         if find_git_dir(settings.store_path) is not None:
@@ -71,7 +71,7 @@ def fallback_note(settings: Settings) -> str:
 
 
 def init_workspace(
-    settings: Settings, store: Store, *, empty: bool, ledger_created: Path | None = None
+    settings: Settings, store: EventStore, *, empty: bool, ledger_created: Path | None = None
 ) -> dict[str, Any]:
     """Create what is missing; load sample data into a store this call created (unless `empty`).
 
@@ -83,9 +83,9 @@ def init_workspace(
         workspace.mkdir(parents=True)
     if _write_new(workspace / CONFIG_NAME, default_config_text()):
         created.append(CONFIG_NAME)
-    new_store = store.git() is None
+    new_store = not store.exists()
     if new_store:
-        store.git(create=True)
+        store.create()
         created.append(_relative(settings.store_path, workspace))
     if ledger_created is not None:
         created.append(_relative(ledger_created, workspace))

@@ -14,11 +14,14 @@ import pytest
 from adapter_samples import SAMPLES
 from doors import call_both
 from runners import run_cli
+from store_backends import stored_head, stored_records
 
 from harness.adapters import cloudtrail
 from harness.investigate.views import METADATA_ALLOWLIST
-from harness.store import Store
 from tests.investigate.ops_support import make_workspace
+
+# Every test runs on the git store and on PostgreSQL (tests/store_backends.py).
+pytestmark = pytest.mark.usefixtures("store_backend")
 
 
 def pairs(name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -84,7 +87,7 @@ def ingest(ws: Path, *args: str, stdin: bytes | None = None, monkeypatch: pytest
 
 
 def stored(ws: Path) -> dict[str, dict[str, Any]]:
-    return {rec["id"]: rec for rec in Store(ws / "store").replay().records("events")}
+    return {rec["id"]: rec for rec in stored_records(ws)}
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
@@ -188,7 +191,7 @@ def test_auto_refuses_an_unrecognized_file_with_the_formats_tried(ws: Path) -> N
         f"{odd}: no format recognizes this input (tried cloudtrail, okta, github-audit, entra-signin, entra-audit, "
         "azure-activity, m365, google-workspace, slack-audit, gcp-audit, ocsf, harness)"
     )
-    assert Store(ws / "store").head() == ""
+    assert stored_head(ws) == ""
 
 
 def test_errors_name_file_record_and_field_and_write_nothing(ws: Path) -> None:
@@ -214,7 +217,7 @@ def test_errors_name_file_record_and_field_and_write_nothing(ws: Path) -> None:
         result = ingest(ws, "--format", name, str(path))
         assert result.exit_code == 2
         assert result.json()["error"]["message"].startswith(message), path
-    assert Store(ws / "store").head() == ""
+    assert stored_head(ws) == ""
 
 
 def test_rejects_file_takes_the_refused_records_and_the_counts_add_up(ws: Path) -> None:
@@ -292,7 +295,7 @@ def test_a_fanned_out_activity_is_refused_whole_and_the_counts_add_up(ws: Path) 
     plain = ingest(ws, "--format", "google-workspace", str(data))
     assert plain.exit_code == 2
     assert plain.json()["error"]["message"] == f'{data}:2: field "events.1.name": is required'
-    assert Store(ws / "store").head() == ""
+    assert stored_head(ws) == ""
     rejects = ws.parent / "rejects.jsonl"
     result = ingest(ws, "--format", "google-workspace", "--rejects", str(rejects), str(data))
     assert result.exit_code == 0, result.stdout

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from harness.store import Store
+from store_backends import current, workspace_store
 
 # Baseline B (docs/investigate.md §9.3), as an operator would write it in a --baseline file.
 BASELINE_B: dict[str, Any] = {
@@ -42,7 +41,11 @@ BASELINE_B: dict[str, Any] = {
 
 def store_baseline(workspace: Path, baseline: dict[str, Any]) -> None:
     """Append `baseline` as the newest `baseline` record of the workspace's store."""
-    Store(workspace / "store").append_batch("baseline", [baseline])
+    store = workspace_store(workspace)
+    try:
+        store.append_batch("baseline", [baseline])
+    finally:
+        store.close()
 
 
 def write_baseline_file(path: Path, baseline: dict[str, Any]) -> Path:
@@ -53,13 +56,14 @@ def write_baseline_file(path: Path, baseline: dict[str, Any]) -> Path:
 @pytest.fixture(name="clean_env", autouse=True)
 def clean_env_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
     """No harness variable of the developer's shell reaches the calls."""
-    for name in ("HARNESS_ROOT", "HARNESS_CONVERSATION_ID", "HARNESS_RULES_SHA256", "HARNESS_LEDGER_URL"):
+    for name in ("HARNESS_ROOT", "HARNESS_CONVERSATION_ID", "HARNESS_RULES_SHA256", "HARNESS_LEDGER_URL", "HARNESS_STORE_URL"):
         monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(name="workspace")
 def workspace_fixture(tmp_path: Path) -> Path:
-    """An empty workspace directory (no harness.toml, no store)."""
+    """An empty workspace directory (no store; no harness.toml, save the `[store] url` of a PostgreSQL backend)."""
     ws = tmp_path / "ws"
     ws.mkdir()
+    current().bind(ws)
     return ws

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from runners import run_cli
+from store_backends import current, workspace_store
 
-from harness.store import Store
 from harness.text import canonjson
 
 # Store V of docs/investigate.md §9.1, in append order.
@@ -82,13 +82,18 @@ STORE_F = [
 
 
 def make_workspace(root: Path, events: Iterable[dict[str, Any]] = (), findings: Iterable[dict[str, Any]] = ()) -> Path:
-    """An initialized empty workspace whose store holds `events` and `findings` (one batch each)."""
+    """An initialized empty workspace whose store (of the running test's backend) holds `events` and `findings`
+    (one batch each)."""
     workspace = root / "ws"
     assert run_cli(["--workspace", str(workspace), "init", "--empty"]).exit_code == 0
-    store = Store(workspace / "store")
-    for stream, records in (("events", list(events)), ("findings", list(findings))):
-        if records:
-            store.append_batch(stream, records)
+    current().bind(workspace)
+    store = workspace_store(workspace)
+    try:
+        for stream, records in (("events", list(events)), ("findings", list(findings))):
+            if records:
+                store.append_batch(stream, records)
+    finally:
+        store.close()
     return workspace
 
 

@@ -13,6 +13,7 @@ import pytest
 from doors import Answer, as_flags
 from listing import listed_text
 from mcp import Client
+from store_backends import git_only
 
 from harness.config import Overrides, load_settings
 from harness.context import build_context
@@ -30,6 +31,9 @@ from tests.investigate.baseline_support import (  # noqa: F401 - fixtures
 NO_BASELINE = (
     "no baseline is available (no baseline record in the store and no --baseline file); every entity reads as unknown"
 )
+
+# Every test runs on the git store and on PostgreSQL (tests/store_backends.py).
+pytestmark = pytest.mark.usefixtures("store_backend")
 ABSENT = "entity not found in the baseline"
 
 DEPLOY_SVC_RELATIONSHIPS = {
@@ -128,11 +132,11 @@ def test_without_any_baseline_every_entity_is_unknown(
 def test_an_initialized_store_without_a_baseline_record_reads_as_no_baseline(
     workspace: Path, door: Callable[..., Answer]
 ) -> None:
-    from harness.store import Store
+    from store_backends import workspace_store
 
-    Store(workspace / "store").append_batch(
-        "events", [{"id": "e1", "actor": "baron", "timestamp": "2026-04-10T09:00:00Z"}]
-    )
+    store = workspace_store(workspace)
+    store.append_batch("events", [{"id": "e1", "actor": "baron", "timestamp": "2026-04-10T09:00:00Z"}])
+    store.close()
     assert door(workspace, "check_baseline", {"entity": "baron"}, encode=as_flags).document["notes"] == NO_BASELINE
 
 
@@ -159,6 +163,7 @@ def test_bad_arguments_are_invalid_input(
 
 
 def test_an_unreadable_store_is_upstream_unavailable(workspace: Path, door: Callable[..., Answer]) -> None:
+    git_only("a store directory that is not a git repository")
     (workspace / "store").mkdir()
     (workspace / "store" / "stray.txt").write_text("not a repository")
     result = door(workspace, "check_baseline", {"entity": "baron"}, encode=as_flags)

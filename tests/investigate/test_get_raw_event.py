@@ -20,6 +20,9 @@ from tests.investigate.ops_support import STORE_V, dumps, error, make_workspace
 from tests.text import benign_corpus
 from tests.text.redact_fixtures import BY_NUMBER
 
+# Every test runs on the git store and on PostgreSQL (tests/store_backends.py).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 OP = "get_raw_event"
 INVISIBLE_NOTE = "invisible control or format characters were removed from payload strings"
 REDACTED_NOTE = "credential or secret-shaped values were redacted"
@@ -66,7 +69,7 @@ def raw_of(tmp_path: Path, payload: Any) -> Any:
 
 
 @pytest.fixture(scope="module")
-def ws_v(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def ws_v(tmp_path_factory: pytest.TempPathFactory, store_backend: Any) -> Path:
     return make_workspace(tmp_path_factory.mktemp("v"), events=STORE_V)
 
 

@@ -20,6 +20,9 @@ from harness.rules import CorpusError, load_corpus
 from harness.text.casefold import MISSING, lookup
 from tests.investigate.ops_support import STORE_V, dumps, error, make_workspace
 
+# Every test runs on the git store and on PostgreSQL (tests/store_backends.py).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 OP = "search_events"
 
 VIEWS = {
@@ -118,7 +121,7 @@ def expected(
 
 
 @pytest.fixture(scope="module")
-def ws_v(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def ws_v(tmp_path_factory: pytest.TempPathFactory, store_backend: Any) -> Path:
     return make_workspace(tmp_path_factory.mktemp("v"), events=STORE_V)
 
 
@@ -283,10 +286,11 @@ TRAIL_LATER_FILE = [
 
 
 @pytest.fixture(scope="module")
-def ws_trail(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def ws_trail(tmp_path_factory: pytest.TempPathFactory, store_backend: Any) -> Path:
     root = tmp_path_factory.mktemp("trail")
     workspace = root / "ws"
     assert run_cli(["--workspace", str(workspace), "init", "--empty"]).exit_code == 0
+    store_backend.bind(workspace)
     for name, records in (("trail.jsonl", TRAIL_FILE), ("later.jsonl", TRAIL_LATER_FILE)):
         (root / name).write_text("".join(json.dumps(record) + "\n" for record in records))
         assert run_cli(["--workspace", str(workspace), "ingest", "events", str(root / name)]).exit_code == 0
@@ -628,7 +632,7 @@ LONG_FINDING = "finding-evt_ab12cd34ef56-inj-command-injection-chain"
 
 
 @pytest.fixture(scope="module")
-def resolution_workspaces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def resolution_workspaces(tmp_path_factory: pytest.TempPathFactory, store_backend: Any) -> dict[str, Path]:
     return {
         name: make_workspace(
             tmp_path_factory.mktemp(name), events=[{"id": i, "timestamp": "2026-04-10T09:00:00Z"} for i in ids]

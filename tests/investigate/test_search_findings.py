@@ -13,6 +13,9 @@ from harness.investigate.search_events import MAX_IDS, MAX_LIMIT
 from harness.investigate.search_findings import NOTE_EMPTY
 from tests.investigate.ops_support import STORE_F, dumps, error, make_workspace
 
+# Every test runs on the git store and on PostgreSQL (tests/store_backends.py).
+pytestmark = pytest.mark.usefixtures("store_backend")
+
 OP = "search_findings"
 
 
@@ -48,7 +51,7 @@ def expected(ids: list[str], *, total: int | None = None, notes: str = "") -> st
 
 
 @pytest.fixture(scope="module")
-def ws_f(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def ws_f(tmp_path_factory: pytest.TempPathFactory, store_backend: Any) -> Path:
     return make_workspace(tmp_path_factory.mktemp("f"), findings=STORE_F)
 
 
@@ -109,7 +112,7 @@ OUT_OF_ORDER = [
 
 
 @pytest.fixture(scope="module")
-def ws_out_of_order(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def ws_out_of_order(tmp_path_factory: pytest.TempPathFactory, store_backend: Any) -> Path:
     return make_workspace(tmp_path_factory.mktemp("fo"), findings=OUT_OF_ORDER)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import trustme
+from store_backends import StoreBackend
 
 from tests.investigate.ops_support import make_workspace
 from tests.net.https_server import HttpsServer
@@ -26,8 +27,9 @@ def server(pull_ca: trustme.CA) -> Iterator[HttpsServer]:
 
 
 @pytest.fixture
-def ws(tmp_path: Path, server: HttpsServer, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A workspace trusting the fake's CA for both `[github]` and `[okta]`, with both tokens set."""
+def ws(tmp_path: Path, server: HttpsServer, monkeypatch: pytest.MonkeyPatch, store_backend: StoreBackend) -> Path:
+    """A workspace trusting the fake's CA for both `[github]` and `[okta]`, with both tokens set, on each store
+    backend in turn."""
     for name in ("HARNESS_ROOT", "HARNESS_CONVERSATION_ID", "HARNESS_LEDGER_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GITHUB_TOKEN", GITHUB_TOKEN)
@@ -38,4 +40,5 @@ def ws(tmp_path: Path, server: HttpsServer, monkeypatch: pytest.MonkeyPatch) -> 
         f'[github]\napi_url = "{server.origin}"\nca_file = "fake-ca.pem"\n\n[okta]\nca_file = "fake-ca.pem"\n'
         "\n[pull]\nmax_wait_s = 5\n"
     )
+    store_backend.bind(workspace)
     return workspace

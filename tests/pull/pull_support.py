@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from runners import CliResult, run_cli
+from store_backends import stored_records
 
-from harness.store import Store
 from tests.adapters import github_samples, okta_samples
 from tests.investigate.github_support import JSON_HEADERS
 from tests.net.https_server import HttpsServer, Recorded, Reply
@@ -81,7 +81,7 @@ def pull_cli(workspace: Path, *args: str) -> CliResult:
 
 def stored_ids(workspace: Path) -> list[str]:
     """Every stored event id, in store order, duplicates kept (so a doubled event shows)."""
-    return [record["id"] for record in Store(workspace / "store").replay().records("events")]
+    return [record["id"] for record in stored_records(workspace)]
 
 
 def ledger_bytes(workspace: Path) -> bytes:

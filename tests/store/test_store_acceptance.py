@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from store_backends import StoreBackend, replay_of, workspace_store
 from store_support import EV_LINES, canonical
 
 from harness.errors import InvalidInput
-from harness.store import RecordFilter, Store, build_baseline
+from harness.store import RecordFilter, build_baseline
 from harness.store.ingest import ingest_files
 from harness.store.query import StoreView
 
@@ -36,11 +37,12 @@ def _reads(view: StoreView) -> str:
                       findings.records, raw, baseline.record if baseline else None])
 
 
-def test_checks_1_to_3_and_12(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_checks_1_to_3_and_12(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_backend: StoreBackend) -> None:
     monkeypatch.chdir(tmp_path)
     Path("ev.jsonl").write_text("\n".join(EV_LINES) + "\n")
     Path("fi.json").write_text(FI)
-    store = Store(tmp_path / "W" / "store")
+    store_backend.bind(tmp_path / "W")
+    store = workspace_store(tmp_path / "W")
     err = io.StringIO()
     first = ingest_files(store, "events", ["ev.jsonl"], stderr=err)
     assert (first["added"], first["skipped_duplicates"], first["records"]) == (4, 0, 4)
@@ -66,7 +68,10 @@ def test_checks_1_to_3_and_12(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     # last_seen is the last activity of any kind: the push of evt-3, after the login of evt-4.
     assert decoded[8]["known_users"]["baron"]["last_seen"] == "2026-04-10T09:00:00Z"
 
-    (tmp_path / "W" / "store.index.sqlite3").unlink()
-    with Store(tmp_path / "W" / "store").snapshot() as view:
+    (tmp_path / "W" / "store.index.sqlite3").unlink(missing_ok=store_backend.is_pg)
+    again = workspace_store(tmp_path / "W")
+    with again.snapshot() as view:
         assert _reads(view) == before
-    assert _reads(store.replay()) == before
+    assert _reads(replay_of(store)) == before
+    store.close()
+    again.close()

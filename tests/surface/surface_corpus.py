@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from runners import run_cli
+from store_backends import StoreBackend, workspace_store
 
 from harness.aur.client import UnusableClient
-from harness.store import Store
 from harness.triage.verdict import validate_verdict
 from harness.triage.verify import verify
+from harness.workspace import load_samples
 from tests.investigate.baseline_support import BASELINE_B
 from tests.triage.triage_samples import v0
 
@@ -104,9 +105,19 @@ PACKAGE_CORPUS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def prepare_workspace(tmp_path: Path) -> Path:
-    """A workspace for the corpus calls: the sample data of `harness init`, then baseline B as the newest baseline."""
+def prepare_workspace(tmp_path: Path, backend: StoreBackend | None = None) -> Path:
+    """A workspace for the corpus calls: the sample data of `harness init`, then baseline B as the newest baseline.
+    On a PostgreSQL backend (whose store `init` does not create, so it loads no samples) the samples are ingested
+    the way `init` ingests them."""
     workspace = tmp_path / "ws"
+    if backend is not None:
+        backend.bind(workspace)
     assert run_cli(["--workspace", str(workspace), "init"]).exit_code == 0
-    Store(workspace / "store").append_batch("baseline", [BASELINE_B])
+    store = workspace_store(workspace)
+    try:
+        if backend is not None and backend.is_pg:
+            load_samples(store)
+        store.append_batch("baseline", [BASELINE_B])
+    finally:
+        store.close()
     return workspace

@@ -10,7 +10,9 @@ from typing import Any
 import click
 import pytest
 from mcp import Client
+from pgsupport import PgServer, pg_server  # noqa: F401  (the shared session fixture)
 from runners import run_cli
+from store_backends import PgStores, StoreBackend
 from surface_corpus import PACKAGE_CORPUS, prepare_workspace
 from testops import REGISTRY as TEST_REGISTRY
 
@@ -102,12 +104,30 @@ async def test_cli_stdout_equals_mcp_text_for_the_test_corpus(workspace: Path, m
 
 
 @pytest.mark.anyio
-async def test_cli_stdout_equals_mcp_text_for_the_package_corpus(tmp_path: Path) -> None:
-    workspace = prepare_workspace(tmp_path)
+async def test_cli_stdout_equals_mcp_text_for_the_package_corpus(tmp_path: Path, store_backend: StoreBackend) -> None:
+    workspace = prepare_workspace(tmp_path, store_backend)
     context = build_context(load_settings(Overrides(workspace=workspace)))
     mcp_results = await _mcp_texts(OPERATIONS, context, PACKAGE_CORPUS, "2026-07-28")
     cli_results = [run_cli(["--workspace", str(workspace), *_cli_args(n, a)]) for n, a in PACKAGE_CORPUS]
     _check(cli_results, mcp_results, PACKAGE_CORPUS)
+
+
+def test_the_package_corpus_answers_identically_on_both_store_backends(
+    tmp_path: Path, pg_server: PgServer  # noqa: F811
+) -> None:
+    """The same sample data and baseline, one workspace on the git store and one on PostgreSQL: every answer of
+    the package corpus is byte-identical (issue 12)."""
+    stores = PgStores(pg_server)
+    pg = StoreBackend("postgres", stores)
+    try:
+        git_ws = prepare_workspace(tmp_path / "git", StoreBackend("git", None))
+        pg_ws = prepare_workspace(tmp_path / "pg", pg)
+        for name, arguments in PACKAGE_CORPUS:
+            on_git = run_cli(["--workspace", str(git_ws), *_cli_args(name, arguments)])
+            on_pg = run_cli(["--workspace", str(pg_ws), *_cli_args(name, arguments)])
+            assert (on_pg.exit_code, on_pg.stdout) == (on_git.exit_code, on_git.stdout), name
+    finally:
+        stores.drop_all()
 
 
 def _snapshot() -> list[dict[str, Any]]:

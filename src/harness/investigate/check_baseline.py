@@ -208,7 +208,8 @@ def handle(args: Input, ctx: Context) -> Output:
         held = sources.cached(digest)
         if held is not None:
             return check(held, args)
-        stored = ctx.service("check_baseline.index", lambda: BaselineIndex(the_store.index_path)).read(digest)
+        path = the_store.local_index_path()
+        stored = None if path is None else ctx.service("check_baseline.index", lambda: BaselineIndex(path)).read(digest)
         if stored is not None:
             try:
                 return check(stored, args)

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from harness.config import CONFIG_NAME, ConfigError
 from harness.context import Context
-from harness.store import Store, load_baseline_file
+from harness.store import load_baseline_file
+from harness.store.backend import EventStore, open_event_store
 
 if TYPE_CHECKING:
     from harness.net import GuardedClient
@@ -36,9 +37,10 @@ def _build_github(ctx: Context) -> GuardedClient:
         raise ConfigError(f"{settings.workspace / CONFIG_NAME}: [github] {exc.key}: {exc.problem}") from None
 
 
-def store(ctx: Context) -> Store:
-    """The workspace's store (or `--store`), with its read index at `[store] index_path` or beside it."""
-    return ctx.service("store", lambda: Store(ctx.settings.store_path, index_path=ctx.settings.index_path))
+def store(ctx: Context) -> EventStore:
+    """The workspace's store (or `--store`): the git store with its read index at `[store] index_path` or beside
+    it, or the PostgreSQL store of `[store] url` / HARNESS_STORE_URL (store/backend.py)."""
+    return ctx.service("store", lambda: open_event_store(ctx.settings, ctx.redactor.redact))
 
 
 def preload(ctx: Context) -> None:

@@ -22,7 +22,7 @@ from harness.pull.cursor import CURSOR_DIR, Cursor, load_cursor, save_cursor
 from harness.pull.links import next_link
 from harness.pull.ratelimit import is_rate_limited, wait_seconds
 from harness.pull.sources import Source
-from harness.store import Store
+from harness.store.backend import EventStore
 from harness.store.ingest import ingest_files
 from harness.text.canonjson import StrictJSONError, loads_strict
 from harness.text.rfc3339 import TimestampError, parse_bound, parse_timestamp
@@ -113,7 +113,7 @@ def _newest(source: Source, records: list[Any], newest: str) -> str:
 def pull(
     source: Source,
     client: GuardedClient,
-    store: Store,
+    store: EventStore,
     cursor_file: Path,
     *,
     since: str,

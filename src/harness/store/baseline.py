@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from harness import files
 from harness.errors import InvalidInput
@@ -16,13 +16,15 @@ from harness.store.baseline_index import EntityIndex, index_baseline
 from harness.store.baseline_model import SCHEMA_VERSION, Baseline, decode_baseline
 from harness.store.eventfields import event_target
 from harness.store.models import RecordError
-from harness.store.store import Store
 from harness.store.streams import encode_record, stream_spec
 from harness.text.canonjson import StrictJSONError, loads_strict
 from harness.text.casefold import MISSING, lookup
 from harness.text.geo import geo_code
 from harness.text.rfc3339 import parse_timestamp
 from harness.text.sanitize import sanitize_field
+
+if TYPE_CHECKING:
+    from harness.store.backend import EventStore
 
 MAX_BASELINE_BYTES = 32 * 1024 * 1024
 _US_PER_HOUR = 3_600_000_000
@@ -242,7 +244,7 @@ def unattributed_warning(unattributed: int, total: int) -> str:
     )
 
 
-def build_baseline(store: Store, stderr: TextIO | None = None) -> dict[str, Any]:
+def build_baseline(store: EventStore, stderr: TextIO | None = None) -> dict[str, Any]:
     """`harness baseline build`: build from every event at HEAD, merge with the last baseline, append
     unless identical; returns `{"appended", "commit", "events_read"}`. When most events have no actor it
     says so on `stderr`."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from harness.store.baseline_model import Baseline
 
 if TYPE_CHECKING:
-    from harness.store.store import Store
+    from harness.store.backend import EventStore
 
 log = logging.getLogger("harness.store")
 
@@ -313,8 +313,10 @@ def _insert(conn: sqlite3.Connection, sql: str, rows: Iterable[tuple[Any, ...]])
     conn.executemany(sql, batch)
 
 
-def index_baseline(store: Store, digest: str, index: EntityIndex) -> None:
-    """Write the store's baseline index for the baseline with this digest (a store whose read index lives in
-    memory has nowhere to keep one: its calls answer from the parsed baseline)."""
-    if not store.index_in_memory:
-        BaselineIndex(store.index_path).write(digest, index)
+def index_baseline(store: EventStore, digest: str, index: EntityIndex) -> None:
+    """Write the store's baseline index for the baseline with this digest (a store with no local read index, a
+    PostgreSQL store or an index held in memory, has nowhere to keep one: its calls answer from the parsed
+    baseline)."""
+    path = store.local_index_path()
+    if path is not None:
+        BaselineIndex(path).write(digest, index)

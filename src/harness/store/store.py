@@ -26,10 +26,12 @@ def default_index_path(store_path: Path) -> Path:
 
 
 class Store:
-    """One store: reads through `snapshot()`, writes through `append_batch` (one commit per batch).
+    """The git store: reads through `snapshot()`, writes through `append_batch` (one commit per batch).
 
     A missing store reads as empty; the first write creates it as `harness init` does.
     """
+
+    backend = "git"
 
     def __init__(
         self,
@@ -68,6 +70,10 @@ class Store:
     def index_in_memory(self) -> bool:
         """Whether the index location was unwritable and an in-memory index serves reads."""
         return self._index is not None and self._index.in_memory
+
+    def local_index_path(self) -> Path | None:
+        """The read index file, unless the index location was unwritable and the index lives in memory."""
+        return None if self.index_in_memory else self.index_path
 
     def head(self) -> str:
         """HEAD's commit, or "" for an empty or missing store."""
@@ -113,24 +119,42 @@ class Store:
 
     def append_batch(self, stream: str, records: Iterable[Any]) -> AppendResult:
         """Validate every record (one failure rejects the batch), drop duplicates, and append as one commit."""
-        spec = stream_spec(stream)
-        batch: list[tuple[str, bytes]] = []
-        first: dict[str, int] = {}
-        skipped = 0
-        for position, obj in enumerate(records):
-            try:
-                record, line = encode_record(spec, obj)
-            except RecordError as exc:
-                raise InvalidInput(f"record {position}: {exc}") from exc
-            key = record_key(spec, record)
-            if spec.keyed and key in first:
-                if batch[first[key]][1] == line:
-                    skipped += 1
-                    continue
-                raise InvalidInput(
-                    f"record {position}: id {echo(record['id'])} appears earlier in this batch with different content"
-                )
-            first[key] = len(batch)
-            batch.append((key, line))
+        batch, skipped = encode_batch(stream, records)
         result = self.append_encoded(stream, batch)
         return AppendResult(result.added, result.skipped_duplicates + skipped, result.commit)
+
+    def exists(self) -> bool:
+        """Whether the store's repository exists (a missing store reads as empty)."""
+        return self.git() is not None
+
+    def create(self) -> None:
+        """Create the store as `harness init` does, if it is missing."""
+        self.git(create=True)
+
+    def close(self) -> None:
+        """Nothing held open between calls."""
+
+
+def encode_batch(stream: str, records: Iterable[Any]) -> tuple[list[tuple[str, bytes]], int]:
+    """Validate and encode every record of an `append_batch` (one failure rejects the batch): the encoded batch,
+    without the records repeated identically inside it, and how many were dropped as such."""
+    spec = stream_spec(stream)
+    batch: list[tuple[str, bytes]] = []
+    first: dict[str, int] = {}
+    skipped = 0
+    for position, obj in enumerate(records):
+        try:
+            record, line = encode_record(spec, obj)
+        except RecordError as exc:
+            raise InvalidInput(f"record {position}: {exc}") from exc
+        key = record_key(spec, record)
+        if spec.keyed and key in first:
+            if batch[first[key]][1] == line:
+                skipped += 1
+                continue
+            raise InvalidInput(
+                f"record {position}: id {echo(record['id'])} appears earlier in this batch with different content"
+            )
+        first[key] = len(batch)
+        batch.append((key, line))
+    return batch, skipped

@@ -6,6 +6,8 @@ import dataclasses
 import hashlib
 import importlib.resources
 import re
+from collections.abc import Sequence
+from importlib.resources.abc import Traversable
 
 from harness.ledger.errors import LedgerBackendError
 
@@ -36,7 +38,11 @@ def shipped(backend: str) -> tuple[Migration, ...]:
     """The migrations shipped for `backend` ("sqlite" or "postgres"), in version order."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown ledger backend {backend!r}")
-    folder = importlib.resources.files(__name__).joinpath(backend)
+    return read_folder(importlib.resources.files(__name__).joinpath(backend), backend)
+
+
+def read_folder(folder: Traversable, what: str) -> tuple[Migration, ...]:
+    """The numbered `NNNN_name.sql` files of one folder, in version order (also the store's, store/pg/schema.py)."""
     found = []
     for entry in folder.iterdir():
         match = _FILE_NAME.fullmatch(entry.name)
@@ -46,7 +52,7 @@ def shipped(backend: str) -> tuple[Migration, ...]:
         found.append(Migration(int(match[1]), match[2], data.decode("utf-8"), hashlib.sha256(data).hexdigest()))
     found.sort(key=lambda m: m.version)
     if [m.version for m in found] != list(range(1, len(found) + 1)):
-        raise RuntimeError(f"{backend} migrations are not numbered contiguously from 0001")
+        raise RuntimeError(f"{what} migrations are not numbered contiguously from 0001")
     return tuple(found)
 
 
@@ -57,12 +63,17 @@ def target_version(backend: str) -> int:
 
 def pending(backend: str, applied: list[Applied]) -> list[Migration]:
     """The migrations still to apply; refuses a schema ahead of the code or an applied file whose text changed."""
-    by_version = {m.version: m for m in shipped(backend)}
+    return still_to_apply(shipped(backend), applied, "ledger")
+
+
+def still_to_apply(shipped: Sequence[Migration], applied: list[Applied], subject: str) -> list[Migration]:
+    """`pending` over any shipped list; `subject` names the schema in the refusals ("ledger", "store")."""
+    by_version = {m.version: m for m in shipped}
     for row in applied:
         migration = by_version.get(row.version)
         if migration is None:
             raise LedgerBackendError(
-                f"ledger schema {max(a.version for a in applied)} is newer than this harness ({len(by_version)})"
+                f"{subject} schema {max(a.version for a in applied)} is newer than this harness ({len(by_version)})"
             )
         if migration.checksum != row.checksum:
             raise LedgerBackendError(
