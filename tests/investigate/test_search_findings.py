@@ -27,6 +27,7 @@ def stored(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
         "reason": "",
         "evidence": {},
         "event_ids": [],
+        "resolution": None,
         **record,
         **changes,
     }

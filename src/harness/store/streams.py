@@ -10,6 +10,8 @@ from typing import Any, Literal
 from harness.errors import InternalError
 from harness.store.baseline_model import decode_baseline
 from harness.store.models import RecordError, decode_event, decode_finding, encode_json
+from harness.store.resolution_model import STREAM as RESOLUTIONS
+from harness.store.resolution_model import decode_resolution
 from harness.text.canonjson import StrictJSONError, loads_strict
 
 MIB = 1 << 20
@@ -35,6 +37,9 @@ STREAMS: dict[str, StreamSpec] = {
         StreamSpec("events", decode_event, MIB, keyed=True, id_rules="event"),
         StreamSpec("findings", decode_finding, MIB, keyed=True, id_rules="finding"),
         StreamSpec("baseline", decode_baseline, 32 * MIB, keyed=False),
+        # resolve_finding's proposals and checks (docs/investigate.md §9.7): append-only, the only stream an
+        # investigate operation writes.
+        StreamSpec(RESOLUTIONS, decode_resolution, MIB, keyed=False),
     )
 }
 
