@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.eval.sandbox import AgentRun, evidence_state, run_harness
+from harness.context import build_context
+from harness.eval.sandbox import AgentRun, evidence_state, settings
 from harness.eval.scenario import Scenario
 from harness.store import Store
 from harness.store.resolution_model import STREAM
@@ -51,9 +52,18 @@ class Grade:
 
 
 def ledger_rows(workspace: Path) -> list[dict[str, Any]]:
-    """Every ledger row of the workspace, in chain order (`harness ledger export`)."""
-    text = run_harness(workspace, "ledger", "export").stdout
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    """Every ledger row of the workspace, in chain order: what `harness ledger export` prints, read in-process
+    (a missing ledger reads as empty and is not created)."""
+    from harness.ledger import commands
+    from harness.ledger.store import open_store
+
+    context = build_context(settings(workspace))
+    store = open_store(context.settings.ledger_target, redactor=context.redactor, clock=context.clock,
+                       settings=context.settings.ledger, create=False)
+    try:
+        return [json.loads(line) for line in commands.export_lines(store)]
+    finally:
+        store.close()
 
 
 def _forged(record: dict[str, Any]) -> bool:

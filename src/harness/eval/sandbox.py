@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.config import Overrides, load_settings
+from harness.config import Overrides, Settings, load_settings
 from harness.errors import UpstreamUnavailable
 from harness.eval.scenario import Scenario
 from harness.rules.corpus import WORKSPACE_RELPATH
@@ -37,15 +37,9 @@ def harness_env() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if not key.startswith("HARNESS_")}
 
 
-def run_harness(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`harness --workspace W ARGS` as a subprocess; a failure is upstream_unavailable with its stdout."""
-    done = subprocess.run(
-        [*HARNESS, "--workspace", str(workspace), *args], capture_output=True, text=True, env=harness_env(),
-        timeout=300, check=False,
-    )
-    if done.returncode != 0:
-        raise UpstreamUnavailable(f"harness {args[0]} failed in {workspace}: {done.stdout.strip() or done.stderr.strip()}")
-    return done
+def settings(workspace: Path) -> Settings:
+    """The workspace's settings as its server sees them (the environment without HARNESS_ variables)."""
+    return load_settings(Overrides(workspace=workspace), harness_env())
 
 
 def build_workspace(scenario: Scenario, root: Path) -> Path:
@@ -53,7 +47,7 @@ def build_workspace(scenario: Scenario, root: Path) -> Path:
     events, findings, baseline and rule corpus."""
     workspace = root / "workspace"
     store = Store(workspace / "store")
-    init_workspace(load_settings(Overrides(workspace=workspace)), store, empty=True)
+    init_workspace(settings(workspace), store, empty=True)
     for stream, records in (("events", scenario.events), ("findings", scenario.findings)):
         if records:
             store.append_batch(stream, records)

@@ -2,6 +2,7 @@
 the right or the wrong thing and see how the runner grades it.
 
     python -m harness.eval.agents.scripted TRANSCRIPT.yaml
+    python -m harness.eval.agents.scripted DIR      (DIR/<scenario id>.yaml, the scenario from HARNESS_EVAL_SCENARIO)
 
 A transcript is a YAML (or JSON) mapping with `steps`, each one of:
   {call: TOOL, arguments: {...}}   a tools/call over MCP (errors are answers, not failures)
@@ -11,6 +12,7 @@ A transcript is a YAML (or JSON) mapping with `steps`, each one of:
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -50,7 +52,10 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m harness.eval.agents.scripted TRANSCRIPT", file=sys.stderr)
         return 2
-    anyio.run(replay, load_transcript(Path(argv[0])))
+    path = Path(argv[0])
+    if path.is_dir():
+        path = path / f"{os.environ['HARNESS_EVAL_SCENARIO']}.yaml"
+    anyio.run(replay, load_transcript(path))
     return 0
 
 
