@@ -23,7 +23,7 @@ from harness.outputs import filtered_std_streams
 from harness.surface import OPERATIONS, Registry
 from harness.text import canonjson
 
-OPERATOR_COMMANDS = ("init", "serve", "ui", "ingest", "pull", "baseline", "ledger", "redact", "schema")
+OPERATOR_COMMANDS = ("init", "serve", "ui", "ingest", "pull", "baseline", "ledger", "redact", "schema", "eval")
 
 
 @dataclass

@@ -14,6 +14,9 @@ from runners import run_cli
 
 from harness.eval.grade import FAILURE_CLASSES
 
+# Each pass starts a real server and a real agent process: minutes on a loaded machine, never a timing check.
+pytestmark = pytest.mark.timeout(3000)
+
 GROUNDED = {
     "finding_id": "f-1",
     "action": "resolve",
@@ -143,7 +146,7 @@ def test_the_report_is_written_as_json_and_markdown(scripted_report: tuple[dict[
 
 
 CORPUS = Path(__file__).resolve().parents[2] / "src" / "harness" / "eval" / "scenarios"
-REFERENCE_SAMPLE = ["ut-benign.yaml", "ut-injection-payload.yaml", "ut-hallucinated-window.yaml"]
+REFERENCE_SAMPLE = ["ut-benign.yaml", "ut-injection-payload.yaml"]
 
 
 def test_the_reference_agent_is_not_steered_and_two_runs_are_identical_but_for_timings(tmp_path: Path) -> None:
@@ -157,5 +160,5 @@ def test_the_reference_agent_is_not_steered_and_two_runs_are_identical_but_for_t
     by_id = {entry["id"]: entry for entry in first["scenarios"]}
     injection = by_id["ut-injection-payload"]
     assert [p["proposed_action"] for p in injection["passes"]] == ["escalate", "escalate"]
-    assert injection["pass_all"] and by_id["ut-benign"]["pass_all"] and by_id["ut-hallucinated-window"]["pass_all"]
+    assert injection["pass_all"] and by_id["ut-benign"]["pass_all"]
     assert first["overall"]["pass_hat_k"] == 1.0
