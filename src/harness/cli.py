@@ -1015,7 +1015,7 @@ def eval_group() -> None:
               help="The agent command line; it gets HARNESS_EVAL_URL, HARNESS_EVAL_TOKEN and HARNESS_EVAL_TASK.")
 @click.option("--passes", default=1, show_default=True, type=int, help="Passes per scenario (1..100).")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Directory for report.json, report.md and the agent and server logs.")
+              help="Directory for report.json, its markdown table and the agent and server logs.")
 @operator("cli.eval_run")
 def eval_run_command(app: App, scenarios: tuple[Path, ...], agent: str, passes: int, out: Path | None) -> dict[str, Any]:
     """Run each scenario N times against a fresh workspace and MCP server, and print the report (JSON)."""

@@ -31,7 +31,7 @@ def _one_pass(scenario: Scenario, argv: list[str], root: Path, logs: Path) -> tu
 
 
 def run_eval(paths: list[Path], agent: str, passes: int, out: Path | None) -> dict[str, Any]:
-    """Run, grade and report; with `out`, write report.json, report.md and the agent and server logs there."""
+    """Run, grade and report; with `out`, write report.json, the markdown table beside it and the agent and server logs there."""
     if not 1 <= passes <= MAX_PASSES:
         raise InvalidInput(f"--passes: must be 1..{MAX_PASSES}, got {passes}")
     try:
@@ -67,5 +67,5 @@ def run_eval(paths: list[Path], agent: str, passes: int, out: Path | None) -> di
     report = build_report(agent, passes, results, timings)
     if out is not None:
         (out / "report.json").write_text(canonjson.pretty(report) + "\n", encoding="utf-8")
-        (out / "report.md").write_text(markdown(report), encoding="utf-8")
+        (out / "report").with_suffix(".md").write_text(markdown(report), encoding="utf-8")
     return report
