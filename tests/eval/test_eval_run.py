@@ -8,11 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 import yaml
 from runners import run_cli
 
 from harness.eval.grade import FAILURE_CLASSES
+from harness.eval.sandbox import build_workspace, start_server
+from harness.eval.scenario import load_scenario
 
 # Each pass starts a real server and a real agent process: minutes on a loaded machine, never a timing check.
 pytestmark = pytest.mark.timeout(3000)
@@ -162,3 +165,19 @@ def test_the_reference_agent_is_not_steered_and_two_runs_are_identical_but_for_t
     assert [p["proposed_action"] for p in injection["passes"]] == ["escalate", "escalate"]
     assert injection["pass_all"] and by_id["ut-benign"]["pass_all"]
     assert first["overall"]["pass_hat_k"] == 1.0
+
+
+def test_each_pass_server_requires_its_bearer_token(tmp_path: Path) -> None:
+    workspace = build_workspace(load_scenario(CORPUS / "ut-benign.yaml"), tmp_path)
+    server = start_server(workspace, tmp_path / "server.stderr")
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    try:
+        assert httpx2.post(server.url, json=initialize, headers=headers).status_code == 401
+        wrong = httpx2.post(server.url, json=initialize, headers={**headers, "authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        right = httpx2.post(server.url, json=initialize, headers={**headers, "authorization": f"Bearer {server.token}"})
+        assert right.status_code == 200
+    finally:
+        server.stop()

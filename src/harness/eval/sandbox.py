@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.config import Overrides, Settings, load_settings
+from harness.config import CONFIG_NAME, Overrides, Settings, load_settings
 from harness.errors import UpstreamUnavailable
 from harness.eval.scenario import Scenario
 from harness.rules.corpus import WORKSPACE_RELPATH
@@ -92,12 +92,17 @@ class Server:
 
 
 def start_server(workspace: Path, log: Path) -> Server:
-    """A fresh server on a free loopback port with a new bearer token, once it accepts connections."""
+    """A fresh server on a free loopback port requiring a new bearer token, once it accepts connections."""
     port = _free_port()
     token = secrets.token_urlsafe(32)
+    # A loopback bind alone serves without a token (docs/decisions.md, "Team server"); the remote-bind path with
+    # this one host allowed makes every call carry the bearer token, as a deployed server's would.
+    with (workspace / CONFIG_NAME).open("a", encoding="utf-8") as config:
+        config.write(f'\n[serve]\nallowed_hosts = ["127.0.0.1:{port}"]\n')
     with log.open("wb") as err:
         process = subprocess.Popen(
-            [*HARNESS, "--workspace", str(workspace), "serve", "--http", f"127.0.0.1:{port}", "--toolsets", TOOLSETS],
+            [*HARNESS, "--workspace", str(workspace), "serve", "--http", f"127.0.0.1:{port}", "--allow-remote",
+             "--toolsets", TOOLSETS],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
             env={**harness_env(), "HARNESS_SERVE_TOKEN": token},
         )
