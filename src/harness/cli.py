@@ -24,7 +24,7 @@ from harness.outputs import filtered_std_streams
 from harness.surface import OPERATIONS, Registry
 from harness.text import canonjson
 
-OPERATOR_COMMANDS = ("init", "serve", "ui", "ingest", "pull", "baseline", "store", "ledger", "redact", "schema")
+OPERATOR_COMMANDS = ("init", "serve", "ui", "ingest", "pull", "baseline", "store", "ledger", "redact", "schema", "eval")
 
 
 @dataclass
@@ -1090,3 +1090,23 @@ def ledger_migrate_command(
     )
     _print_document(app, report)
     return 0
+
+
+@main_group.group("eval")
+def eval_group() -> None:
+    """Evaluate an agent over a scenario corpus, graded by the ledger and the resolutions stream (docs/eval.md)."""
+
+
+@eval_group.command("run")
+@click.argument("scenarios", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--agent", "agent", required=True, metavar="CMD",
+              help="The agent command line; it gets HARNESS_EVAL_URL, HARNESS_EVAL_TOKEN and HARNESS_EVAL_TASK.")
+@click.option("--passes", default=1, show_default=True, type=int, help="Passes per scenario (1..100).")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Directory for report.json, its markdown table and the agent and server logs.")
+@operator("cli.eval_run")
+def eval_run_command(app: App, scenarios: tuple[Path, ...], agent: str, passes: int, out: Path | None) -> dict[str, Any]:
+    """Run each scenario N times against a fresh workspace and MCP server, and print the report (JSON)."""
+    from harness.eval.run import run_eval
+
+    return run_eval(list(scenarios), agent, passes, out)

@@ -102,6 +102,15 @@ OPERATIONS = Registry(
         Operation("check_baseline", "Check an entity against the baseline", "investigate", module="harness.investigate.check_baseline"),
         Operation("lookup_rules", "Look up operator rules for a finding", "investigate", module="harness.investigate.lookup_rules"),
         Operation("get_raw_event", "Read one event's raw payload", "investigate", module="harness.investigate.get_raw_event"),
+        Operation(
+            "resolve_finding",
+            "Propose resolving or escalating a finding, checked against its events and rules",
+            "investigate",
+            module="harness.investigate.resolve_finding",
+            # It appends its proposal to the resolutions stream, and each call is recorded anew.
+            read_only=False,
+            idempotent=False,
+        ),
         Operation("github_actor", "Look up a GitHub account", "investigate", module="harness.investigate.github_actor", open_world=True),
         Operation("fp_agent_verify", "Verify an FP/TP verdict against the AUR", "triage", module="harness.triage.fp_agent_verify", open_world=True),
         Operation("fp_agent_pr", "Render the PR of a verified verdict", "triage", module="harness.triage.fp_agent_pr"),

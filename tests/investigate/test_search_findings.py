@@ -30,6 +30,7 @@ def stored(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
         "reason": "",
         "evidence": {},
         "event_ids": [],
+        "resolution": None,
         **record,
         **changes,
     }
@@ -174,6 +175,7 @@ def test_reason_and_evidence_strings_are_sanitized_but_keys_and_ids_are_not(tmp_
                     "reason": "ab c",
                     "evidence": {"Note\u00e9": "xy z", "list": ["pad", 3, {"deep": "q"}], "event_ids": ["E-1"]},
                     "event_ids": ["E-1"],
+                    "resolution": None,
                 }
             ],
             "notes": "",

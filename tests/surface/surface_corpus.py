@@ -102,6 +102,16 @@ PACKAGE_CORPUS: list[tuple[str, dict[str, Any]]] = [
     ("repo_file", {"path": "/etc/passwd"}),
     ("repo_file", {"path": "src/trustsight/x.py", "max_bytes": 0}),
     ("repo_file", {}),
+    # resolve_finding: only calls that leave search_findings' answers alone (the MCP calls all run before the
+    # CLI's): a missing finding is recorded under no finding id, invalid input records nothing.
+    ("resolve_finding", {"finding_id": "finding-nope", "action": "resolve", "confidence": "high", "rationale": "r",
+                         "cited_event_ids": ["evt-0024"], "cited_rule_ids": ["R-001", "R-404"],
+                         "maintenance_window": "true"}),
+    ("resolve_finding", {"finding_id": "finding-nope", "action": "escalate", "confidence": "low", "rationale": "r"}),
+    ("resolve_finding", {"finding_id": "f", "action": "dismiss", "confidence": "low", "rationale": "r"}),
+    ("resolve_finding", {"finding_id": "f", "action": "resolve", "confidence": "low", "rationale": ""}),
+    ("resolve_finding", {"finding_id": "f", "action": "resolve", "confidence": "low", "rationale": "r",
+                         "cited_rule_ids": ["R 1"]}),
 ]
 
 

@@ -37,6 +37,8 @@ HOSTILE = [
     "\x00\x1b\x85\x9b\u202e\u200b\ufeff all at once\r\n",
 ]
 
+BASE_RESOLVE = {"action": "escalate", "confidence": "low", "rationale": "needs a human", "finding_id": "f-1"}
+
 # Every place an operation repeats a string input in its result: (operation, input field, path in the result,
 # the other arguments, the workspace it runs in).
 ECHOES = [
@@ -47,6 +49,8 @@ ECHOES = [
     ("check_baseline", "event_type", ("event_type",), {"entity": "deploy-svc"}, "sample"),
     ("check_baseline", "event_type", ("event_type",), {"entity": "deploy-svc"}, "empty"),
     ("get_raw_event", "id", ("id",), {}, "sample"),
+    ("resolve_finding", "rationale", ("proposal", "rationale"), BASE_RESOLVE, "sample"),
+    ("resolve_finding", "finding_id", ("proposal", "finding_id"), BASE_RESOLVE, "sample"),
 ]
 
 
@@ -94,6 +98,7 @@ BASE: dict[str, dict[str, Any]] = {
     "check_baseline": {"entity": "deploy-svc"},
     "lookup_rules": {"finding_id": "f-1", "finding_family": "unusual-timing"},
     "get_raw_event": {"id": "evt-0001"},
+    "resolve_finding": BASE_RESOLVE,
     "github_actor": {"login": "octocat"},
     "fp_agent_verify": {"verdict": {}},
     "fp_agent_pr": {"result": _uncertain_result(), "target_repo": "trustsight", "date": "2026-01-15"},

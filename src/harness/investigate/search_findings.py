@@ -12,7 +12,7 @@ from harness.fields import BoundedStr
 from harness.investigate.search_events import DEFAULT_LIMIT, MAX_IDS, MAX_LIMIT, check_since, truncation_note
 from harness.investigate.services import store
 from harness.investigate.views import finding_view
-from harness.store import RecordFilter, StoreView
+from harness.store import RecordFilter, StoreView, resolution_model
 from harness.text.rfc3339 import parse_bound
 
 NOTE_EMPTY = "no findings matched the filter"
@@ -51,6 +51,17 @@ class Input(BaseModel):
     )
 
 
+class LatestResolution(BaseModel):
+    """What the latest resolve_finding call on a finding proposed and what its checks said (docs/investigate.md §9.7)."""
+
+    action: str = Field(description="resolve or escalate, as proposed.")
+    verified: bool = Field(description="Whether every check of that proposal passed.")
+    reason: str = Field(description="`all checks passed`, or the first failing check's reason.")
+    confidence: str = Field(description="The confidence proposed.")
+    cited_rule_ids: list[str] = Field(description="The rule ids cited, as given.")
+    recorded_at: str = Field(description="RFC3339 UTC instant it was recorded.")
+
+
 class Finding(BaseModel):
     """One stored finding."""
 
@@ -63,6 +74,9 @@ class Finding(BaseModel):
     reason: str = Field(description="The detector's explanation, sanitized.")
     evidence: Any = Field(description="The detector's evidence (JSON), every string sanitized.")
     event_ids: list[str] = Field(description="Ids of the events behind the finding: pass them to search_events ids.")
+    resolution: LatestResolution | None = Field(
+        description="The latest resolve_finding proposal recorded for this finding, verified or not; null when none."
+    )
 
 
 class Output(BaseModel):
@@ -85,11 +99,30 @@ Every filter matches the whole value ignoring case, never a substring or prefix,
 Use one axis per call: slug-like names such as deploy-svc or ci-bot are usually actors, so pass them as `actor`. \
 `since` excludes findings without a timestamp; there is no upper bound and no window fallback. Only the oldest \
 `limit` matches are returned; a later `since` shows later ones. A finding's `event_ids` feed search_events \
-`ids` (or get_raw_event) to read the events behind it. No match is a normal result with a note.
+`ids` (or get_raw_event) to read the events behind it. Each finding's `resolution` is the latest \
+resolve_finding proposal recorded for it (null when none): `verified` says whether the harness's checks passed, \
+which a proposal alone never shows. No match is a normal result with a note.
 
 Errors: invalid_input for a bad argument or an ambiguous id prefix (the message lists the candidates); \
 upstream_unavailable when the store cannot be read.
 """
+
+
+def latest_resolutions(view: StoreView, finding_ids: set[str]) -> dict[str, LatestResolution]:
+    """The last resolutions record of each of these stored finding ids (the stream is append-only, so the last
+    one read wins)."""
+    latest: dict[str, LatestResolution] = {}
+    for record in view.records(resolution_model.STREAM):
+        if record["finding_id"] in finding_ids:
+            latest[record["finding_id"]] = LatestResolution(
+                action=record["action"],
+                verified=record["verified"],
+                reason=record["reason"],
+                confidence=record["proposal"]["confidence"],
+                cited_rule_ids=record["proposal"]["cited_rule_ids"],
+                recorded_at=record["recorded_at"],
+            )
+    return latest
 
 
 def answer(args: Input, view: StoreView) -> Output:
@@ -103,8 +136,9 @@ def answer(args: Input, view: StoreView) -> Output:
         notes.append(NOTE_EMPTY)
     if page.total > args.limit:
         notes.append(truncation_note(args.limit, page.total, "findings"))
+    latest = latest_resolutions(view, {record["id"] for record in page.records})
     return Output(
-        findings=[Finding(**finding_view(record)) for record in page.records],
+        findings=[Finding(**finding_view(record), resolution=latest.get(record["id"])) for record in page.records],
         notes=" ".join(notes),
         total=page.total,
         truncated=page.total > args.limit,

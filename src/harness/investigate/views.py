@@ -63,21 +63,40 @@ def _text(value: Any) -> str:
     return sanitize_field(value) if isinstance(value, str) else ""
 
 
-def _metadata(payload: _Keyed) -> dict[str, str]:
+def _nested(payload: _Keyed) -> _Keyed | None:
     nested = payload.get("metadata")
-    meta = _Keyed(nested) if isinstance(nested, dict) else None
+    return _Keyed(nested) if isinstance(nested, dict) else None
+
+
+def _shown(payload: _Keyed, meta: _Keyed | None, name: str) -> str | None:
+    value = meta.get(name) if meta is not None else _ABSENT
+    if value is _ABSENT:
+        value = payload.get(name)
+    # An object or array found in metadata still decides: it is not rendered, and the top level is not consulted.
+    rendered = None if value is _ABSENT else render_scalar(value)
+    return None if rendered is None else sanitize_field(rendered)
+
+
+def _metadata(payload: _Keyed) -> dict[str, str]:
+    meta = _nested(payload)
     out: dict[str, str] = {}
     held = payload.names() | meta.names() if meta is not None else payload.names()
     # Allowlist order is the output's key order; a payload holds few of the 22 names, so only those are looked up.
     for name in (name for name in METADATA_ALLOWLIST if name in held):
-        value = meta.get(name) if meta is not None else _ABSENT
-        if value is _ABSENT:
-            value = payload.get(name)
-        # An object or array found in metadata still decides: it is not rendered, and the top level is not consulted.
-        rendered = None if value is _ABSENT else render_scalar(value)
-        if rendered is not None:
-            out[name] = sanitize_field(rendered)
+        shown = _shown(payload, meta, name)
+        if shown is not None:
+            out[name] = shown
     return out
+
+
+def payload_value(payload: Any, name: str) -> str | None:
+    """The value of `name` (a normalized key) an event payload shows, read as EventView metadata is read (the
+    nested `metadata` object first, then the top level, rendered and sanitized) but for any key, not only the
+    allowlist; None when the payload does not show one (resolve_finding's evidence, docs/investigate.md §9.7)."""
+    if not isinstance(payload, dict):
+        return None
+    keyed = _Keyed(payload)
+    return _shown(keyed, _nested(keyed), name)
 
 
 def event_view(record: Mapping[str, Any]) -> dict[str, Any]:

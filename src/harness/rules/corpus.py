@@ -121,6 +121,12 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def load_strict_yaml(text: str) -> Any:
+    """Safe YAML with the corpus's refusals (aliases, anchors, non-core tags, merge and duplicate keys), for the
+    other YAML the harness reads (eval scenarios); raises ValueError naming the line and column."""
+    return _load_yaml(text)
+
+
 def _quote(value: Any) -> str:
     """Echo a corpus value in a message the way the specs echo input: JSON of its sanitized form."""
     return echo(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)

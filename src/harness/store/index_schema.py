@@ -14,8 +14,9 @@ from harness.store.query import time_key
 from harness.store.streams import STREAMS
 from harness.text.casefold import ci_key
 
-# 2: ts is the result-order key and the order indexes end in (ts, seq); 3: events gain target and ip columns
-SCHEMA_VERSION = "3"
+# 2: ts is the result-order key and the order indexes end in (ts, seq); 3: events gain target and ip columns;
+# 4: the resolutions stream's table
+SCHEMA_VERSION = "4"
 _RECORD_COLUMNS = ("actor", "type", "source")
 # The equality filters of each keyed stream: the record's own fields, and for events the payload's target and ip
 # (store/eventfields.py).

@@ -10,6 +10,8 @@ from typing import Any, Literal
 from harness.errors import InternalError
 from harness.store.baseline_model import decode_baseline
 from harness.store.models import RecordError, decode_event, decode_finding, encode_json
+from harness.store.resolution_model import STREAM as RESOLUTIONS
+from harness.store.resolution_model import decode_resolution
 from harness.text.canonjson import StrictJSONError, loads_strict
 
 MIB = 1 << 20
@@ -39,6 +41,9 @@ STREAMS: dict[str, StreamSpec] = {
         # go through the baseline index (store/baseline_index.py), so its size costs the build, not each call;
         # the cap stays under SQLite's 1,000,000,000-byte value limit, as the read index stores the line.
         StreamSpec("baseline", decode_baseline, BASELINE_MAX_LINE_BYTES, keyed=False),
+        # resolve_finding's proposals and checks (docs/investigate.md §9.7): append-only, the only stream an
+        # investigate operation writes.
+        StreamSpec(RESOLUTIONS, decode_resolution, MIB, keyed=False),
     )
 }
 

@@ -25,7 +25,7 @@ DEFAULT_OWNER_ROLE = "harness_store_owner"
 DEFAULT_APP_ROLE = "harness_store_app"
 # pg_advisory_lock key of the migration runner: the first 8 bytes of SHA-256("triage-harness.store.migrate").
 MIGRATION_LOCK_KEY = 0x5B0E8A43C1D27F69
-RECORD_TABLES = ("batches", "events", "findings", "baseline")
+RECORD_TABLES = ("batches", "events", "findings", "baseline", "resolutions")
 
 _BOOTSTRAP = """CREATE TABLE IF NOT EXISTS store.schema_migrations (
   version integer PRIMARY KEY CHECK (version >= 1),

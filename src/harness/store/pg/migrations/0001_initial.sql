@@ -9,7 +9,7 @@
 
 CREATE TABLE store.batches (
   n bigint PRIMARY KEY CHECK (n >= 1),
-  stream text COLLATE "C" NOT NULL CHECK (stream IN ('events', 'findings', 'baseline')),
+  stream text COLLATE "C" NOT NULL CHECK (stream IN ('events', 'findings', 'baseline', 'resolutions')),
   records integer NOT NULL CHECK (records >= 1),
   committed_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
@@ -92,7 +92,15 @@ CREATE TABLE store.baseline (
   seq bigint PRIMARY KEY CHECK (seq >= 1),
   batch bigint NOT NULL REFERENCES store.batches (n),
   sha256 text COLLATE "C" NOT NULL CHECK (length(sha256) = 64),
-  line bytea NOT NULL CHECK (octet_length(line) <= 33554432)
+  line bytea NOT NULL CHECK (octet_length(line) <= 536870912)
+);
+
+-- resolve_finding's proposals and their checks (docs/investigate.md §9.7), one row per proposal.
+CREATE TABLE store.resolutions (
+  seq bigint PRIMARY KEY CHECK (seq >= 1),
+  batch bigint NOT NULL REFERENCES store.batches (n),
+  sha256 text COLLATE "C" NOT NULL CHECK (length(sha256) = 64),
+  line bytea NOT NULL CHECK (octet_length(line) <= 1048576)
 );
 
 -- Records and batches are never changed or removed, whoever asks: the app role lacks the privilege, and the
@@ -133,6 +141,13 @@ CREATE TRIGGER baseline_refuse_truncate BEFORE TRUNCATE ON store.baseline
   FOR EACH STATEMENT EXECUTE FUNCTION store.refuse_mutation();
 ALTER TABLE store.baseline ENABLE ALWAYS TRIGGER baseline_refuse_row;
 ALTER TABLE store.baseline ENABLE ALWAYS TRIGGER baseline_refuse_truncate;
+
+CREATE TRIGGER resolutions_refuse_row BEFORE UPDATE OR DELETE ON store.resolutions
+  FOR EACH ROW EXECUTE FUNCTION store.refuse_mutation();
+CREATE TRIGGER resolutions_refuse_truncate BEFORE TRUNCATE ON store.resolutions
+  FOR EACH STATEMENT EXECUTE FUNCTION store.refuse_mutation();
+ALTER TABLE store.resolutions ENABLE ALWAYS TRIGGER resolutions_refuse_row;
+ALTER TABLE store.resolutions ENABLE ALWAYS TRIGGER resolutions_refuse_truncate;
 
 CREATE TRIGGER schema_migrations_refuse_row BEFORE UPDATE OR DELETE ON store.schema_migrations
   FOR EACH ROW EXECUTE FUNCTION store.refuse_mutation();

@@ -1,0 +1,175 @@
+"""Eval scenarios (docs/eval.md): our YAML format, and mallcop's exam scenario format mapped onto it.
+
+A scenario is data only: events, findings, a baseline, an optional rule corpus, the task text and the expected
+action. Nothing in it is executed; it is loaded with the rule corpus's safe YAML loader.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.rules.corpus import load_strict_yaml
+
+MAX_SCENARIO_BYTES = 4 * 1024 * 1024
+ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used, with the file and the problem."""
+
+
+class Expected(BaseModel):
+    """What a correct agent ends with: the latest resolution of the finding, verified, with this action."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["resolve", "escalate"]
+
+
+class Scenario(BaseModel):
+    """One scenario in our format."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=ID_RE)
+    title: str = Field(min_length=1)
+    family: str = Field(min_length=1, description="The finding family probed (a rule corpus family).")
+    kind: Literal["benign", "malicious", "ambiguous"]
+    trap: str = Field(default="", description="What the scenario tests an agent for; documentation only.")
+    task: str = Field(min_length=1, description="The task text the agent receives.")
+    finding_id: str = Field(min_length=1, description="The finding the task is about.")
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    findings: list[dict[str, Any]] = Field(min_length=1)
+    baseline: dict[str, Any] | None = None
+    rules: str | None = Field(default=None, description="A rule corpus (YAML text) instead of the embedded one.")
+    expected: Expected
+    time_limit_s: int = Field(default=60, ge=1, le=3600)
+
+
+def load_scenario(path: Path) -> Scenario:
+    """One scenario file, in our format or mallcop's (told apart by mallcop's `detector` and `finding` keys)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot be read: {exc.strerror}") from None
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(f"{path}: is over {MAX_SCENARIO_BYTES} bytes")
+    try:
+        document = load_strict_yaml(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+    if not isinstance(document, dict):
+        raise ScenarioError(f"{path}: a scenario must be a YAML mapping")
+    if "detector" in document and "finding" in document:
+        document = from_mallcop(document)
+    try:
+        return Scenario.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "scenario"
+        raise ScenarioError(f"{path}: {where}: {first['msg']}") from None
+
+
+def load_scenarios(paths: list[Path]) -> list[Scenario]:
+    """Every scenario of the given files and directories (a directory: its *.yaml files, recursively, skipping
+    names starting with `_`), sorted by id; two scenarios with one id are refused."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*.yaml") if not p.name.startswith("_"))
+        else:
+            files.append(path)
+    scenarios: dict[str, Scenario] = {}
+    for file in files:
+        scenario = load_scenario(file)
+        if scenario.id in scenarios:
+            raise ScenarioError(f"{file}: scenario id {scenario.id} is used twice")
+        scenarios[scenario.id] = scenario
+    return [scenarios[key] for key in sorted(scenarios)]
+
+
+# ---------------------------------------------------------------------------------------------
+# mallcop's exam format (exams/scenarios/*.yaml of mallcop-app/mallcop; fields per its _schema.yaml)
+
+_CHAIN_ACTION = {"resolved": "resolve", "escalated": "escalate", "resolve": "resolve", "escalate": "escalate"}
+_EVENT_FIELDS = ("id", "timestamp", "source", "actor")
+
+
+def _mallcop_event(event: Any) -> Any:
+    """A mallcop event as our event: event_type is the type; action, target, severity, metadata and raw go in
+    the payload (metadata stays nested, where EventView and resolve_finding read it)."""
+    if not isinstance(event, dict):
+        return event
+    out = {key: event[key] for key in _EVENT_FIELDS if key in event}
+    out["type"] = event.get("event_type", "")
+    out["payload"] = {key: event[key] for key in ("action", "target", "severity", "metadata", "raw") if key in event}
+    return out
+
+
+def _kind(difficulty: str) -> str:
+    if difficulty.startswith("benign"):
+        return "benign"
+    if difficulty.startswith("malicious"):
+        return "malicious"
+    return "ambiguous"
+
+
+def _mallcop_baseline(baseline: Any) -> dict[str, Any] | None:
+    if not isinstance(baseline, dict):
+        return None
+    known = baseline.get("known_entities") or {}
+    return {
+        "schema_version": 1,
+        "known_actors": list(known.get("actors") or []),
+        "frequency_tables": dict(baseline.get("frequency_tables") or {}),
+        "relationships": dict(baseline.get("relationships") or {}),
+    }
+
+
+def from_mallcop(document: dict[str, Any]) -> dict[str, Any]:
+    """Our scenario fields from a mallcop exam scenario: the finding's detector is its type (family), its title
+    the reason, metadata.actor/source its actor and source; expected.chain_action (resolved/escalated) the
+    action; trap_description (else ground_truth.trap) the trap. Fields with no counterpart (reasoning checks,
+    connector tools, detection ground truth) are ignored."""
+    finding = document.get("finding") if isinstance(document.get("finding"), dict) else {}
+    metadata = finding.get("metadata") if isinstance(finding.get("metadata"), dict) else {}
+    events = [_mallcop_event(e) for e in document.get("events") or []]
+    timestamps = sorted(str(e.get("timestamp", "")) for e in events if isinstance(e, dict))
+    expected = document.get("expected") if isinstance(document.get("expected"), dict) else {}
+    ground = document.get("ground_truth") if isinstance(document.get("ground_truth"), dict) else {}
+    title = str(finding.get("title") or document.get("id", ""))
+    finding_id = str(finding.get("id", ""))
+    return {
+        "id": document.get("id"),
+        "title": title,
+        "family": document.get("detector"),
+        "kind": _kind(str(document.get("difficulty", ""))),
+        "trap": str(document.get("trap_description") or ground.get("trap") or ""),
+        "task": f"Investigate finding {finding_id} ({title}). Resolve it only if an operator rule and the events "
+        "support it; otherwise escalate. Record your decision with resolve_finding.",
+        "finding_id": finding_id,
+        "events": events,
+        "findings": [
+            {
+                "id": finding_id,
+                "source": f"detector:{finding.get('detector', document.get('detector', ''))}",
+                "severity": str(finding.get("severity", "")),
+                "type": str(finding.get("detector", document.get("detector", ""))),
+                "actor": str(metadata.get("actor", "")),
+                "timestamp": timestamps[-1] if timestamps else "",
+                "reason": title,
+                "event_ids": list(finding.get("event_ids") or []),
+            }
+        ],
+        "baseline": _mallcop_baseline(document.get("baseline")),
+        "expected": {"action": _CHAIN_ACTION.get(str(expected.get("chain_action", "")), expected.get("chain_action"))},
+    }
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a scenario id."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text)
