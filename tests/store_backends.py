@@ -70,7 +70,7 @@ class PgStores:
         self._bound.clear()
 
 
-_TABLES = ("batches", "events", "findings", "baseline")
+_TABLES = schema.RECORD_TABLES
 
 
 def _empty(dsn: str) -> None:

@@ -8,14 +8,16 @@ from typing import Any
 
 import pytest
 from doors import Door, call_both
+from store_backends import workspace_store
 
 from harness.investigate.resolve_finding import DESCRIPTION
-from harness.store import Store
 from harness.store.resolution_model import STREAM, ResolutionRecord
 from tests.investigate.baseline_support import clean_env_fixture  # noqa: F401 - fixture
 from tests.investigate.ops_support import make_workspace
 
 OP = "resolve_finding"
+# Every test runs on the git store and on PostgreSQL (tests/store_backends.py).
+pytestmark = pytest.mark.usefixtures("store_backend")
 
 EVENTS = [
     {
@@ -99,7 +101,12 @@ def checks(document: dict[str, Any], name: str) -> list[dict[str, Any]]:
 
 
 def records(workspace: Path) -> list[dict[str, Any]]:
-    return list(Store(workspace / "store").replay().records(STREAM))
+    store = workspace_store(workspace)
+    try:
+        with store.snapshot() as view:
+            return list(view.records(STREAM))
+    finally:
+        store.close()
 
 
 def test_a_grounded_resolve_is_verified_and_recorded(ws: Path, door: Door) -> None:
@@ -278,11 +285,14 @@ def test_invalid_input_records_nothing(ws: Path, door: Door, changes: dict[str, 
 
 
 def test_events_findings_and_baseline_are_never_written(ws: Path, door: Door) -> None:
-    store = Store(ws / "store")
-    before = {stream: store.last_change(store.head(), stream) for stream in ("events", "findings", "baseline")}
-    door(ws, OP, proposal())
-    door(ws, OP, proposal(cited_rule_ids=["R-999"]))
-    after = {stream: store.last_change(store.head(), stream) for stream in ("events", "findings", "baseline")}
+    store = workspace_store(ws)
+    try:
+        before = {stream: store.last_change(store.head(), stream) for stream in ("events", "findings", "baseline")}
+        door(ws, OP, proposal())
+        door(ws, OP, proposal(cited_rule_ids=["R-999"]))
+        after = {stream: store.last_change(store.head(), stream) for stream in ("events", "findings", "baseline")}
+    finally:
+        store.close()
     assert after == before
     assert len(records(ws)) == 2
 
