@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from harness.ledger.model import LedgerEvent, LedgerRow
-from harness.ledger.recorder import sidecar_relpath, write_sidecar
 from harness.ledger.store import LedgerStore
 
 MIB = 1 << 20
@@ -104,15 +102,8 @@ class Writer:
         else:
             fields.update(status="ok", result_preview=text, result_bytes=len(text.encode()))
         if len(text.encode()) > 2048:
-            import uuid
-
-            row_id = uuid.uuid4()
-            relpath = sidecar_relpath(self.cid, row_id)
-            content = text.encode()
-            write_sidecar(self.workspace, relpath, content)
-            sidecar = {"sidecar_bytes": len(content), "sidecar_sha256": hashlib.sha256(content).hexdigest()}
-            fields.update(id=row_id, result_truncated=True, result_sidecar_path=relpath,
-                          meta={**fields["meta"], **sidecar})
+            # The store keeps the full result with the end row and names it (docs/ledger.md §11.3).
+            fields.update(result_truncated=True, sidecar=text)
         event = LedgerEvent(self.cid, *key, tool, "end", **fields)
         self.rows.append(self.store.insert(event).row)
 
