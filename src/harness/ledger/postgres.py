@@ -232,6 +232,8 @@ class _ConnectionLost(Exception):
 class PostgresStore(SqlStore):
     """A PostgreSQL ledger in schema `ledger`; each write is one READ COMMITTED transaction under advisory locks."""
 
+    guesses = True
+
     def __init__(
         self,
         pool: psycopg_pool.ConnectionPool,

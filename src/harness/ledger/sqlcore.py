@@ -266,24 +266,6 @@ def send_guess(conn: Connection, d: Dialect, guess: Guess) -> Cursor:
     return cur
 
 
-def write_guess(conn: Connection, d: Dialect, guess: Guess) -> bool:
-    """Insert a guessed row if the head is still its predecessor and the key is free; True when it landed.
-
-    For a backend whose write transaction already excludes every other writer (SQLite), so the head read and the
-    insert cannot be separated by another write; two plain statements cost less there than one conditional one.
-    """
-    row = guess.row
-    cur = conn.cursor()
-    cur.execute(d.sql(_HEAD), (row.conversation_id,))
-    if cur.fetchone() != (row.chain_seq - 1, row.prev_hash):
-        return False
-    if _insert_rows(conn, d, [row]) != 1:
-        return False
-    if guess.sidecar is not None:
-        conn.cursor().execute(d.sql(_INSERT_SIDECAR), (d.id_to_db(row.id), guess.sidecar))
-    return True
-
-
 def _row_by_key(conn: Connection, d: Dialect, key: tuple[str, str, str, str]) -> LedgerRow:
     cur = conn.cursor()
     cur.execute(d.sql(ROW_BY_KEY), key)
@@ -357,6 +339,9 @@ class SqlStore(abc.ABC):
     """The LedgerStore protocol on top of two backend hooks: a locked write transaction and a read snapshot."""
 
     backend: str
+    # Whether single-row writes are guessed against remembered heads (KnownHeads). It pays only where it saves a
+    # round trip (PostgreSQL); SQLite measured no gain (docs/decisions.md, "Ledger storage and group commit").
+    guesses = False
 
     def __init__(
         self,
@@ -432,7 +417,7 @@ class SqlStore(abc.ABC):
         d, hasher = self._dialect, self._hasher
         # The dispatcher writes one row at a time, mostly into conversations this store wrote last: computing the
         # row against the remembered head saves reading it, in one round trip when nobody else wrote meanwhile.
-        guess = self._known.guess(prepared[0], hasher) if len(prepared) == 1 else None
+        guess = self._known.guess(prepared[0], hasher) if self.guesses and len(prepared) == 1 else None
         try:
             outcome = self._run_write(
                 conversations, full_sync, lambda conn: write_prepared(conn, d, prepared, hasher), guess

@@ -22,7 +22,7 @@ from harness.ledger.model import LedgerRow, format_ts
 from harness.ledger.records import Clock
 from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import Guess, Hasher, SqlStore, WriteOutcome, WriteWork, write_guess
+from harness.ledger.sqlcore import Guess, Hasher, SqlStore, WriteOutcome, WriteWork
 from harness.ledger.sqlread import SqlSnapshot, empty_snapshot
 from harness.text import redact
 
@@ -245,7 +245,6 @@ class _Pending:
 
     full_sync: bool
     work: WriteWork[WriteOutcome]
-    guess: Guess | None
     done: bool = False
     result: WriteOutcome | None = None
     error: BaseException | None = None
@@ -256,12 +255,7 @@ def _run_pending(conn: sqlite3.Connection, pending: _Pending, *, savepoint: bool
     if savepoint:
         conn.execute("SAVEPOINT ledger_write")
     try:
-        # A stale guess wrote nothing, so the full path runs in the same transaction, lock still held.
-        guess = pending.guess
-        if guess is not None and write_guess(conn, DIALECT, guess):
-            pending.result = guess.outcome()
-        else:
-            pending.result = pending.work(conn)
+        pending.result = pending.work(conn)
     except Exception as exc:
         if not savepoint:
             raise
@@ -313,7 +307,7 @@ class SqliteStore(SqlStore):
         # Group commit (docs/decisions.md, "Ledger storage and group commit"): a write joins the queue, and whoever
         # next holds the writer lock commits every queued write in one transaction, so callers that arrive while a
         # commit is syncing share the next one. Each write still returns only after the commit that holds it.
-        pending = _Pending(full_sync, work, guess)
+        pending = _Pending(full_sync, work)
         with self._queue_lock:
             self._queue.append(pending)
         with self._lock:
