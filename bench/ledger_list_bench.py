@@ -54,30 +54,79 @@ def _rows(total: int) -> Iterator[tuple[Any, ...]]:
             tool = TOOLS[(conversation + call) % len(TOOLS)]
             key = (cid, f"r{call}", f"k{call}")
             chain_seq += 1
-            yield (f"{n:08x}-0000-7000-8000-000000000000", *key, tool, "start", call + 1, at, at, None, None, "{}",
-                   2, None, None, None, None, None, None, None, None, meta, RULESET_VERSION, chain_seq, hash_, hash_)
+            yield (
+                f"{n:08x}-0000-7000-8000-000000000000",
+                *key,
+                tool,
+                "start",
+                call + 1,
+                at,
+                at,
+                None,
+                None,
+                "{}",
+                2,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                meta,
+                RULESET_VERSION,
+                chain_seq,
+                hash_,
+                hash_,
+            )
             n += 1
             if call == CALLS_PER_CONVERSATION - 1 and conversation % 500 == 0:
                 continue
             failed = (conversation + call) % 20 == 0
             chain_seq += 1
-            yield (f"{n:08x}-0000-7000-8000-000000000000", *key, tool, "end", call + 1, at, at, at, 3, None, None,
-                   "error" if failed else "ok", "not_found: x" if failed else None, "{}", 2, 2, False, None, 0,
-                   None, RULESET_VERSION, chain_seq, hash_, hash_)
+            yield (
+                f"{n:08x}-0000-7000-8000-000000000000",
+                *key,
+                tool,
+                "end",
+                call + 1,
+                at,
+                at,
+                at,
+                3,
+                None,
+                None,
+                "error" if failed else "ok",
+                "not_found: x" if failed else None,
+                "{}",
+                2,
+                2,
+                False,
+                None,
+                0,
+                None,
+                RULESET_VERSION,
+                chain_seq,
+                hash_,
+                hash_,
+            )
             n += 1
         conversation += 1
 
 
 def build(path: Path, total: int) -> None:
     """A migrated ledger holding `total` rows (and their conversations)."""
-    open_sqlite_store(path, redactor=bench_redactor(), clock=utc_now, settings=LedgerSettings(),
-                      redaction_version=RULESET_VERSION).close()
+    open_sqlite_store(
+        path, redactor=bench_redactor(), clock=utc_now, settings=LedgerSettings(), redaction_version=RULESET_VERSION
+    ).close()
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("BEGIN")
     conversations = (total + 2 * CALLS_PER_CONVERSATION - 1) // (2 * CALLS_PER_CONVERSATION) + 1
-    conn.executemany("INSERT INTO conversations VALUES (?, ?)",
-                     ((f"conv-{c:07d}", format_ts(T0)) for c in range(conversations)))
+    conn.executemany(
+        "INSERT INTO conversations VALUES (?, ?)", ((f"conv-{c:07d}", format_ts(T0)) for c in range(conversations))
+    )
     marks = ", ".join(["?"] * 26)
     conn.executemany(f"INSERT INTO tool_invocations ({COLUMNS_SQL}) VALUES ({marks})", _rows(total))
     conn.execute("COMMIT")
@@ -109,8 +158,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         path = (args.keep or Path(tmp)) / f"list-{total}.sqlite3"
         if not path.exists():
             build(path, total)
-        store = open_sqlite_store(path, redactor=bench_redactor(), clock=utc_now, settings=LedgerSettings(),
-                                  redaction_version=RULESET_VERSION, create=False)
+        store = open_sqlite_store(
+            path,
+            redactor=bench_redactor(),
+            clock=utc_now,
+            settings=LedgerSettings(),
+            redaction_version=RULESET_VERSION,
+            create=False,
+        )
         bare = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         baseline, baseline_wall = timed(lambda: bare.execute(_BASELINE).fetchall())
         middle = format_ts(T0 + datetime.timedelta(seconds=total // 4))
@@ -130,9 +185,20 @@ def main(argv: Sequence[str] | None = None) -> None:
         results = []
         for name, options in filters.items():
             ms, wall = timed(lambda: commands.list_calls(store, clock=utc_now, **options))
-            results.append(row(f"sqlite.ledger_list.{name}", ms, "ms cpu", target=f"<= {TARGET_MS:g} ms",
-                               meets_target=ms <= TARGET_MS, baseline=baseline, ratio=ms / baseline, rows=total,
-                               wall_ms=round(wall, 3), baseline_wall_ms=round(baseline_wall, 3)))
+            results.append(
+                row(
+                    f"sqlite.ledger_list.{name}",
+                    ms,
+                    "ms cpu",
+                    target=f"<= {TARGET_MS:g} ms",
+                    meets_target=ms <= TARGET_MS,
+                    baseline=baseline,
+                    ratio=ms / baseline,
+                    rows=total,
+                    wall_ms=round(wall, 3),
+                    baseline_wall_ms=round(baseline_wall, 3),
+                )
+            )
         store.close()
         bare.close()
     emit("ledger_list", results)

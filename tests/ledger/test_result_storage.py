@@ -132,7 +132,7 @@ def test_a_workspace_with_sidecar_files_migrates_and_verifies(
     store.close()
 
 
-def _held_group(store: SqliteStore, writes: int, run: "list[threading.Thread]") -> None:
+def _held_group(store: SqliteStore, writes: int, run: list[threading.Thread]) -> None:
     """Hold the writer lock until `writes` writes are queued, so that they commit as one group."""
     for t in run:
         t.start()

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from harness.ledger import ids
-from harness.ledger.sidecars import sidecar_relpath
 from harness.ledger.errors import LedgerValueError
 from harness.ledger.model import LedgerEvent, PreparedRow
+from harness.ledger.sidecars import sidecar_relpath
 from harness.text import canonjson
 
 ARGUMENTS_CAP = 8192
