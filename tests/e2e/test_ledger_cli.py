@@ -713,7 +713,7 @@ def test_serve_exits_3_on_a_sqlite_ledger_from_the_future(tmp_path: Path) -> Non
     assert run_cli(["--workspace", str(tmp_path), "ledger", "migrate"]).exit_code == 0
     with sqlite3.connect(tmp_path / "ledger.sqlite3") as conn:
         conn.execute(
-            "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (3, 'future', ?, ?)",
+            "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (4, 'future', ?, ?)",
             ("0" * 64, "2026-01-01T00:00:00.000000Z"),
         )
     proc = _serve(tmp_path)

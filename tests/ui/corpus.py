@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from harness.ledger.model import LedgerEvent, LedgerRow
+from harness.files import write_private
+from harness.ledger.sidecars import sidecar_relpath
 from harness.ledger.store import LedgerStore
 
 MIB = 1 << 20
@@ -102,8 +105,18 @@ class Writer:
         else:
             fields.update(status="ok", result_preview=text, result_bytes=len(text.encode()))
         if len(text.encode()) > 2048:
-            # The store keeps the full result with the end row and names it (docs/ledger.md §11.3).
-            fields.update(result_truncated=True, sidecar=text)
+            import uuid
+
+            row_id = uuid.uuid4()
+            relpath = sidecar_relpath(self.cid, row_id)
+            content = text.encode()
+            # A sidecar file as releases before the result_sidecars table wrote it (the view still reads them).
+            target = self.workspace / relpath
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            write_private(target, [content])
+            sidecar = {"sidecar_bytes": len(content), "sidecar_sha256": hashlib.sha256(content).hexdigest()}
+            fields.update(id=row_id, result_truncated=True, result_sidecar_path=relpath,
+                          meta={**fields["meta"], **sidecar})
         event = LedgerEvent(self.cid, *key, tool, "end", **fields)
         self.rows.append(self.store.insert(event).row)
 
