@@ -72,7 +72,6 @@ def measure(workspace: Path, calls: int) -> tuple[list[float], list[float]]:
     settings = ctx.settings
     ledger = open_recorder(
         settings.ledger_target,
-        workspace=settings.workspace,
         settings=settings.ledger,
         redactor=ctx.redactor,
         clock=ctx.clock,

@@ -62,7 +62,6 @@ def recorder_for(ctx: Context) -> LedgerRecorder:
     settings = ctx.settings
     return open_recorder(
         settings.ledger_target,
-        workspace=settings.workspace,
         settings=settings.ledger,
         redactor=ctx.redactor,
         clock=ctx.clock,

@@ -44,7 +44,8 @@ from harness.dispatch import CallContext, dispatch
 from harness.errors import EXIT_CODES
 from harness.ledger.ids import ID_RE, session_conversation_id
 from harness.ledger.model import LedgerRow
-from harness.ledger.recorder import LedgerRecorder, sidecar_relpath
+from harness.ledger.recorder import LedgerRecorder
+from harness.ledger.sidecars import sidecar_relpath
 from harness.logs import setup_logging
 from harness.mcp_server import build_server
 from harness.surface import OPERATIONS, Implementation, Operation, Registry
@@ -569,7 +570,6 @@ def _dispatch_spy(workspace: Path, spy: Spy, sleep: Callable[[float], None]) -> 
     opened = recorder_for(ctx)
     recorder = LedgerRecorder(
         opened.store,
-        workspace=workspace,
         settings=ctx.settings.ledger,
         redactor=ctx.redactor,
         clock=ctx.clock,
@@ -631,15 +631,27 @@ def _big(workspace: Path, conversation: str, size: int, text: str = "") -> tuple
     return result, rows[1]
 
 
-def test_a_result_over_the_preview_cap_gets_a_redacted_sidecar(tmp_path: Path) -> None:
+def _stored_result(workspace: Path, end: LedgerRow) -> bytes:
+    from recording_support import reader
+
+    store = reader(ledger_path(workspace))
+    try:
+        with store.snapshot() as snap:
+            text = snap.sidecar(end.id)
+    finally:
+        store.close()
+    assert text is not None
+    return text.encode("utf-8")
+
+
+def test_a_result_over_the_preview_cap_is_stored_redacted_with_its_end_row(tmp_path: Path) -> None:
     result, end = _big(tmp_path, "side", 5000, f"token {GITHUB_LIKE} end")
     response = text_of(result)
     assert GITHUB_LIKE in response  # the caller receives its result unchanged
     relpath = f"sidecars/c-{hashlib.sha256(b'side').hexdigest()[:32]}/{end.id}.result"
     assert end.result_sidecar_path == relpath == sidecar_relpath("side", end.id)
     assert end.result_truncated is True and end.result_bytes == len(response)
-    path = tmp_path / relpath
-    content = path.read_bytes()
+    content = _stored_result(tmp_path, end)
     assert content.decode() == context_for(tmp_path).redactor.redact_for_ledger(response, 1_048_576)
     assert GITHUB_LIKE.encode() not in content and b"[REDACTED:github_token]" in content
     assert end.meta_object == {
@@ -648,9 +660,8 @@ def test_a_result_over_the_preview_cap_gets_a_redacted_sidecar(tmp_path: Path) -
         "sidecar_sha256": hashlib.sha256(content).hexdigest(),
         "sidecar_capped": False,
     }
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(path.parent.stat().st_mode) == stat.S_IMODE((tmp_path / "sidecars").stat().st_mode) == 0o700
-    assert os.listdir(path.parent) == [path.name]  # no temporary file left behind
+    # One durable write per row: the result is in the ledger, no file beside it (docs/ledger.md §11.3).
+    assert not (tmp_path / "sidecars").exists()
     report = cli(tmp_path, "ledger", "verify", "--sidecars").json()
     assert (report["ok"], report["sidecars_checked"]) == (True, 1)
 
@@ -666,7 +677,7 @@ def test_the_preview_cap_is_the_sidecar_threshold(tmp_path: Path) -> None:
 def test_a_sidecar_is_capped_at_sidecar_max_bytes(tmp_path: Path) -> None:
     write_config(tmp_path, sidecar_max_bytes=4096)
     _, end = _big(tmp_path, "capped", 10_000)
-    content = (tmp_path / end.result_sidecar_path).read_bytes()
+    content = _stored_result(tmp_path, end)
     assert len(content) == 4096 + len("...[capped]") and content.endswith(b"...[capped]")
     assert end.meta_object["sidecar_capped"] is True and end.meta_object["sidecar_bytes"] == len(content)
 
@@ -677,6 +688,8 @@ def test_sidecars_off_writes_none(tmp_path: Path) -> None:
     assert end.result_sidecar_path is None and end.result_truncated is True
     assert end.meta_object == {"caller": LOCAL_CALLER}
     assert not (tmp_path / "sidecars").exists()
+    with sqlite3.connect(ledger_path(tmp_path)) as conn:
+        assert conn.execute("SELECT count(*) FROM result_sidecars").fetchone() == (0,)
 
 
 def _make_read_only(directory: Path) -> Callable[[], None]:
@@ -691,7 +704,7 @@ def _make_read_only(directory: Path) -> Callable[[], None]:
     return lambda: subprocess.run([chattr, "-i", str(directory)], check=True)
 
 
-def test_a_read_only_sidecar_directory_sets_sidecar_error_and_the_call_succeeds(tmp_path: Path) -> None:
+def test_a_read_only_sidecar_directory_is_never_needed(tmp_path: Path) -> None:
     (tmp_path / "sidecars").mkdir(mode=0o700)
     undo = _make_read_only(tmp_path / "sidecars")
     try:
@@ -699,9 +712,10 @@ def test_a_read_only_sidecar_directory_sets_sidecar_error_and_the_call_succeeds(
     finally:
         undo()
     assert json.loads(result.stdout) == {"payload": "x" * 5000}
-    assert end.result_sidecar_path is None and end.result_truncated is True
-    assert end.meta_object["sidecar_error"] in ("write_failed:EACCES", "write_failed:EPERM")
-    assert set(end.meta_object) == {"caller", "sidecar_error"}
+    assert end.result_sidecar_path is not None and end.result_truncated is True
+    assert set(end.meta_object) == {"caller", "sidecar_bytes", "sidecar_sha256", "sidecar_capped"}
+    assert _stored_result(tmp_path, end).decode() == text_of(result)
+    assert os.listdir(tmp_path / "sidecars") == []
 
 
 # -- a crash inside the handler

@@ -88,7 +88,6 @@ class App:
         is_new_file = not is_postgres_target(target) and not Path(target).exists()
         recorder = open_recorder(
             target,
-            workspace=settings.workspace,
             settings=settings.ledger,
             redactor=context.redactor,
             clock=context.clock,
@@ -1086,6 +1085,7 @@ def ledger_migrate_command(
         admin_dsn=admin_dsn,
         grant_app_to=grant_app_to,
         dry_run=dry_run,
+        workspace=context.settings.workspace,
         **roles,
     )
     _print_document(app, report)

@@ -521,12 +521,15 @@ def test_an_altered_sidecar_is_found_with_sidecars(ledger: Ledger) -> None:
     checked = ledger.run("ledger", "verify", "--sidecars").json()
     assert (checked["ok"], checked["sidecars_checked"]) == (True, 1)
     (end,) = [r for r in ledger.rows("s") if r.event == "end"]
-    sidecar = ledger.workspace / end.result_sidecar_path
-    sidecar.write_bytes(sidecar.read_bytes().replace(b"x", b"y", 1))
+    # The result is stored with its end row (docs/ledger.md §11.3): alter it there, then remove it.
+    where = " WHERE CAST(end_id AS TEXT) = ?"
+    ledger.admin.tamper(
+        [("UPDATE ledger.result_sidecars SET content = replace(content, 'x', 'y')" + where, [str(end.id)])]
+    )
     assert ledger.run("ledger", "verify").exit_code == 0
     result = ledger.run("ledger", "verify", "--sidecars")
     assert problems(result) == [("s", 2, "sidecar_mismatch")] and result.exit_code == 4
-    sidecar.unlink()
+    ledger.admin.tamper([("DELETE FROM ledger.result_sidecars" + where, [str(end.id)])])
     assert problems(ledger.run("ledger", "verify", "--sidecars")) == [("s", 2, "sidecar_missing")]
 
 
@@ -617,8 +620,9 @@ def test_ledger_commands_schema_and_serve_are_not_recorded(tmp_path: Path) -> No
 # -- migrate
 
 
-APPLIED = [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}]
-PG_APPLIED = [*APPLIED, {"version": 3, "name": "tail_order"}]
+SHARED = [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}]
+APPLIED = [*SHARED, {"version": 3, "name": "result_sidecars"}]
+PG_APPLIED = [*SHARED, {"version": 3, "name": "tail_order"}, {"version": 4, "name": "result_sidecars"}]
 
 
 def test_migrate_a_sqlite_ledger(tmp_path: Path) -> None:
@@ -628,7 +632,7 @@ def test_migrate_a_sqlite_ledger(tmp_path: Path) -> None:
     assert dry == {
         "backend": "sqlite",
         "from_version": 0,
-        "to_version": 2,
+        "to_version": 3,
         "applied": APPLIED,
         "roles": {"owner": None, "app": None, "created": []},
         "dry_run": True,
@@ -672,7 +676,7 @@ def test_migrate_postgres_with_an_admin_dsn(tmp_path: Path, pg_server: PgServer)
         done = run_cli(migrate)
         assert done.exit_code == 0, done.stdout
         report = done.json()
-        assert (report["from_version"], report["to_version"]) == (0, 3)
+        assert (report["from_version"], report["to_version"]) == (0, 4)
         assert report["applied"] == PG_APPLIED
         assert report["roles"]["owner"] == owner and report["roles"]["app"] == app
         assert set(report["roles"]["created"]) == {owner, app}
@@ -709,7 +713,7 @@ def test_serve_exits_3_on_a_sqlite_ledger_from_the_future(tmp_path: Path) -> Non
     assert run_cli(["--workspace", str(tmp_path), "ledger", "migrate"]).exit_code == 0
     with sqlite3.connect(tmp_path / "ledger.sqlite3") as conn:
         conn.execute(
-            "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (3, 'future', ?, ?)",
+            "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (4, 'future', ?, ?)",
             ("0" * 64, "2026-01-01T00:00:00.000000Z"),
         )
     proc = _serve(tmp_path)

@@ -295,23 +295,23 @@ class TestMigrateSqlite:
         assert dry == {
             "backend": "sqlite",
             "from_version": 0,
-            "to_version": 2,
-            "applied": [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}],
+            "to_version": 3,
+            "applied": [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}, {"version": 3, "name": "result_sidecars"}],
             "roles": {"owner": None, "app": None, "created": []},
             "dry_run": True,
         }
         assert not path.exists()
         done = commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor)
-        assert done["applied"] == [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}] and done["dry_run"] is False
+        assert done["applied"] == [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}, {"version": 3, "name": "result_sidecars"}] and done["dry_run"] is False
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         again = commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor)
-        assert (again["from_version"], again["applied"]) == (2, [])
+        assert (again["from_version"], again["applied"]) == (3, [])
         assert (
             commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor, dry_run=True)["applied"]
             == []
         )
         query = "SELECT * FROM schema_migrations ORDER BY version"
-        [(version, name, checksum, applied_at, applied_by), _] = SqliteAdmin(path).query(query)
+        [(version, name, checksum, applied_at, applied_by), _, _] = SqliteAdmin(path).query(query)
         assert (version, name, len(checksum), applied_by) == (1, "initial", 64, None)
         assert applied_at.endswith("Z") and len(applied_at) == 27
 

@@ -95,7 +95,8 @@ def test_app_role_privileges_are_exactly_select_and_insert(filled: LedgerStore, 
     [
         "UPDATE ledger.tool_invocations SET seq = seq",
         "DELETE FROM ledger.tool_invocations WHERE conversation_id = 'conv-a'",
-        "TRUNCATE ledger.tool_invocations",
+        "TRUNCATE ledger.tool_invocations CASCADE",
+        "TRUNCATE ledger.result_sidecars",
         "UPDATE ledger.conversations SET created_at = created_at",
         "TRUNCATE ledger.conversations CASCADE",
         "UPDATE ledger.schema_migrations SET name = name",
@@ -119,7 +120,7 @@ def test_every_ledger_trigger_is_enabled_always(filled: LedgerStore, pg_ledger: 
             "SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
             " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'ledger' AND NOT t.tgisinternal"
         ).fetchall()
-    assert len(rows) == 10
+    assert len(rows) == 12
     assert {enabled for _, _, enabled in rows} == {"A"}
 
 

@@ -1,4 +1,6 @@
-"""Single-row writes computed against a remembered head (docs/ledger.md §8.2, docs/ledger.md §10), on both backends.
+"""Single-row writes computed against a remembered head (docs/ledger.md §8.2, docs/ledger.md §10), on PostgreSQL,
+where a guess saves a round trip; SQLite, where it measured no gain, always takes the full path (docs/decisions.md,
+"Ledger storage and group commit").
 
 A store remembers the head each write left; its next single-row write in that conversation is computed against it
 and inserted only if the head is unchanged, else it takes the full docs/ledger.md §8.2 path. The rows must be exactly those the
@@ -116,6 +118,18 @@ def _rows(target: str, redactor: Redactor) -> list[LedgerRow]:
         store.close()
 
 
+GUESSING = pytest.mark.parametrize("backend", [pytest.param("postgresql", marks=pytest.mark.pg)], indirect=True)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_sqlite_writes_every_row_by_the_full_path(store: LedgerStore, full_path: FullPathCount) -> None:
+    for events in WRITES:
+        assert all(r.inserted for r in store.insert_many(events))
+    assert full_path.calls == len(WRITES)
+    assert verify(store)["ok"] is True
+
+
+@GUESSING
 def test_guessed_rows_are_the_rows_of_the_full_path(
     ledger_target: str, twin_target: str, redactor: Redactor, full_path: FullPathCount
 ) -> None:
@@ -135,6 +149,7 @@ def test_guessed_rows_are_the_rows_of_the_full_path(
     assert _rows(ledger_target, redactor) == _rows(twin_target, redactor)
 
 
+@GUESSING
 def test_a_head_moved_by_another_store_falls_back_and_chains_after_it(
     ledger_target: str, redactor: Redactor, full_path: FullPathCount
 ) -> None:

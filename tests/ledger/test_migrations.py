@@ -26,8 +26,8 @@ SETTINGS = LedgerSettings()
 
 
 SHIPPED = {
-    "sqlite": [(1, "initial"), (2, "deletion_integrity")],
-    "postgres": [(1, "initial"), (2, "deletion_integrity"), (3, "tail_order")],
+    "sqlite": [(1, "initial"), (2, "deletion_integrity"), (3, "result_sidecars")],
+    "postgres": [(1, "initial"), (2, "deletion_integrity"), (3, "tail_order"), (4, "result_sidecars")],
 }
 PG_APPLIED = [{"version": v, "name": name} for v, name in SHIPPED["postgres"]]
 
@@ -44,15 +44,15 @@ def test_shipped_migrations_and_checksums() -> None:
 
 
 def test_pending_refuses_changed_text_and_newer_schemas() -> None:
-    first, second = migrations.shipped("sqlite")
-    assert migrations.pending("sqlite", []) == [first, second]
-    assert migrations.pending("sqlite", [migrations.Applied(1, "initial", first.checksum)]) == [second]
-    done = [migrations.Applied(1, "initial", first.checksum), migrations.Applied(2, second.name, second.checksum)]
+    first, second, third = migrations.shipped("sqlite")
+    assert migrations.pending("sqlite", []) == [first, second, third]
+    assert migrations.pending("sqlite", [migrations.Applied(1, "initial", first.checksum)]) == [second, third]
+    done = [migrations.Applied(m.version, m.name, m.checksum) for m in (first, second, third)]
     assert migrations.pending("sqlite", done) == []
     with pytest.raises(LedgerBackendError, match="checksum mismatch"):
         migrations.pending("sqlite", [migrations.Applied(1, "initial", "0" * 64)])
     with pytest.raises(LedgerBackendError, match="newer than this harness"):
-        migrations.pending("sqlite", [*done, migrations.Applied(3, "x", "")])
+        migrations.pending("sqlite", [*done, migrations.Applied(4, "x", "")])
     with pytest.raises(ValueError):
         migrations.shipped("oracle")
 
@@ -70,7 +70,7 @@ class TestSqliteVersions:
         path = tmp_path / "ledger.sqlite3"
         open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS).close()
         SqliteAdmin(path).tamper(
-            [("INSERT INTO schema_migrations VALUES (3, 'future', ?, '2026-01-01T00:00:00.000000Z', NULL)", ["a" * 64])]
+            [("INSERT INTO schema_migrations VALUES (4, 'future', ?, '2026-01-01T00:00:00.000000Z', NULL)", ["a" * 64])]
         )
         for create in (True, False):
             with pytest.raises(LedgerBackendError, match="newer than this harness"):
@@ -89,7 +89,7 @@ class TestSqliteVersions:
         reader = open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS, create=False)
         assert reader.schema_version() == 0 and reader.heads() == []
         writer = open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS)
-        assert writer.schema_version() == 2
+        assert writer.schema_version() == 3
         writer.close()
 
 
@@ -116,7 +116,7 @@ class TestPostgres:
         assert dry == {
             "backend": "postgresql",
             "from_version": 0,
-            "to_version": 3,
+            "to_version": 4,
             "applied": PG_APPLIED,
             "roles": {"owner": owner, "app": app, "created": [owner, app]},
             "dry_run": True,
@@ -127,7 +127,7 @@ class TestPostgres:
         assert done["applied"] == PG_APPLIED
         assert done["roles"] == {"owner": owner, "app": app, "created": [owner, app]}
         again = commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, **options)
-        assert (again["from_version"], again["applied"], again["roles"]["created"]) == (3, [], [])
+        assert (again["from_version"], again["applied"], again["roles"]["created"]) == (4, [], [])
 
         with pg_server.admin(fresh_db) as conn:
             member = conn.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (login, app)).fetchone()[0]
@@ -139,7 +139,7 @@ class TestPostgres:
         store.close()
 
     def test_the_store_never_migrates(self, pg_server: PgServer, fresh_db: str, redactor: Redactor) -> None:
-        with pytest.raises(LedgerBackendError, match="ledger schema 0, harness needs 3: run harness ledger migrate"):
+        with pytest.raises(LedgerBackendError, match="ledger schema 0, harness needs 4: run harness ledger migrate"):
             open_store(pg_server.dsn_for(fresh_db), redactor=redactor, clock=FakeClock(), settings=SETTINGS)
         assert not _schema_exists(pg_server, fresh_db)
 
@@ -148,7 +148,7 @@ class TestPostgres:
         commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor)
         with pg_server.admin(fresh_db) as conn:
             conn.execute(
-                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (4, 'x', %s)", ("c" * 64,)
+                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (5, 'x', %s)", ("c" * 64,)
             )
         with pytest.raises(LedgerBackendError, match="newer than this harness"):
             open_store(dsn, redactor=redactor, clock=FakeClock(), settings=SETTINGS)

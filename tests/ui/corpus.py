@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.ledger.model import LedgerEvent, LedgerRow
-from harness.ledger.recorder import sidecar_relpath, write_sidecar
+from harness.files import write_private
+from harness.ledger.sidecars import sidecar_relpath
 from harness.ledger.store import LedgerStore
 
 MIB = 1 << 20
@@ -109,7 +110,10 @@ class Writer:
             row_id = uuid.uuid4()
             relpath = sidecar_relpath(self.cid, row_id)
             content = text.encode()
-            write_sidecar(self.workspace, relpath, content)
+            # A sidecar file as releases before the result_sidecars table wrote it (the view still reads them).
+            target = self.workspace / relpath
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            write_private(target, [content])
             sidecar = {"sidecar_bytes": len(content), "sidecar_sha256": hashlib.sha256(content).hexdigest()}
             fields.update(id=row_id, result_truncated=True, result_sidecar_path=relpath,
                           meta={**fields["meta"], **sidecar})

@@ -15,14 +15,14 @@ from typing import Any
 
 from harness import files
 from harness.errors import InvalidInput, NotFound
-from harness.ledger import ids, migrations, signing, sqlite, tail
+from harness.ledger import ids, migrations, sidecars, signing, sqlite, tail
 from harness.ledger.model import format_ts
 from harness.ledger.postgres import DEFAULT_APP_ROLE, DEFAULT_OWNER_ROLE, migrate_postgres
 from harness.ledger.recorder import PRINCIPAL_CAP
 from harness.ledger.records import Call, CallFilter, Clock, ConversationSummary
 from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings, is_postgres_target
-from harness.ledger.store import LedgerStore
+from harness.ledger.store import LedgerStore, open_store
 from harness.ledger.verify import HeadsFormatError, heads_document, parse_heads_document, verify
 from harness.text import canonjson
 from harness.text.rfc3339 import TimestampError, parse_timestamp
@@ -36,6 +36,8 @@ CALL_STATUSES = ("ok", "error", "in_flight")
 VERIFY_PROBLEMS_EXIT = 4
 HEADS_FILE_MAX_BYTES = 64 * 1024 * 1024
 TAIL_BATCH = 1000
+# Sidecar files imported per transaction by `ledger migrate`: bounded memory, few commits.
+SIDECAR_IMPORT_BATCH = 200
 TAIL_DEFAULT_INTERVAL = 1.0
 TAIL_MAX_INTERVAL = 3600.0
 _DURATION = re.compile(r"([1-9][0-9]{0,8})([smhd])")
@@ -385,8 +387,74 @@ def migrate(
     app_role: str = DEFAULT_APP_ROLE,
     grant_app_to: Sequence[str] = (),
     dry_run: bool = False,
+    workspace: Path | None = None,
 ) -> dict[str, Any]:
-    """`ledger migrate` (docs/ledger.md §7.4) for a SQLite path or a PostgreSQL DSN."""
+    """`ledger migrate` (docs/ledger.md §7.4) for a SQLite path or a PostgreSQL DSN; then, given the workspace, the
+    import of its sidecar files into the ledger."""
+    report = _migrate_schema(
+        target,
+        clock=clock,
+        settings=settings,
+        redactor=redactor,
+        admin_dsn=admin_dsn,
+        owner_role=owner_role,
+        app_role=app_role,
+        grant_app_to=grant_app_to,
+        dry_run=dry_run,
+    )
+    if not dry_run and workspace is not None and (workspace / sidecars.SIDECAR_DIR).is_dir():
+        store = open_store(str(target), redactor=redactor, clock=clock, settings=settings, create=True)
+        try:
+            report["sidecars"] = import_sidecars(store, workspace)
+        finally:
+            store.close()
+    return report
+
+
+def import_sidecars(store: LedgerStore, workspace: Path) -> dict[str, Any]:
+    """Store every sidecar file of the workspace whose end row names it in the ledger, then delete the file.
+
+    A file is imported only when it matches its end row's meta.sidecar_bytes and meta.sidecar_sha256, which the
+    chain covers; a missing or different file stays where it is and is listed, as `ledger verify --sidecars`
+    reports it. Files of rows whose result is stored already are left alone.
+    """
+    with store.snapshot() as snap:
+        unstored = snap.unstored_sidecars()
+    found: list[tuple[str, Any, str]] = []
+    problems = []
+    for row in unstored:
+        path = row.result_sidecar_path or ""
+        legacy = sidecars.read_legacy(workspace, path)
+        problem = legacy.problem
+        if legacy.content is not None:
+            problem = sidecars.content_problem(row.meta_object or {}, legacy.content, path) or ""
+        if not problem:
+            try:
+                found.append((path, row.id, legacy.content.decode("utf-8")))
+            except UnicodeDecodeError:
+                problem = f"{path} is not UTF-8 text"
+        if problem:
+            problems.append({"conversation_id": row.conversation_id, "chain_seq": row.chain_seq, "detail": problem})
+    for start in range(0, len(found), SIDECAR_IMPORT_BATCH):
+        batch = found[start : start + SIDECAR_IMPORT_BATCH]
+        store.add_sidecars([(row_id, text) for _, row_id, text in batch])
+        for path, _, _ in batch:
+            sidecars.remove_legacy(workspace, path)
+    return {"imported": len(found), "left": problems}
+
+
+def _migrate_schema(
+    target: str | Path,
+    *,
+    clock: Clock,
+    settings: LedgerSettings,
+    redactor: LedgerRedactor,
+    admin_dsn: str | None,
+    owner_role: str,
+    app_role: str,
+    grant_app_to: Sequence[str],
+    dry_run: bool,
+) -> dict[str, Any]:
     if isinstance(target, str) and is_postgres_target(target):
         try:
             report = migrate_postgres(

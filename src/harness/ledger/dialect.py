@@ -65,7 +65,7 @@ class Dialect:
     tail_ready_sql: str
 
     def sql(self, template: str) -> str:
-        """Expand `{ti}`, `{co}`, `{tb}`, `{meta}` and turn `?` into this driver's parameter marker."""
+        """Expand `{ti}`, `{co}`, `{tb}`, `{rs}`, `{meta}` and turn `?` into this driver's parameter marker."""
         return _expand(self.prefix, self.param, self.meta_cast, template)
 
     def row_params(self, row: LedgerRow) -> tuple[Any, ...]:
@@ -109,7 +109,11 @@ class Dialect:
 def _expand(prefix: str, param: str, meta_cast: str, template: str) -> str:
     # Every write expands the same few templates; memoized, they cost a dictionary lookup.
     text = template.format(
-        ti=prefix + "tool_invocations", co=prefix + "conversations", tb=prefix + "tombstones", meta="?" + meta_cast
+        ti=prefix + "tool_invocations",
+        co=prefix + "conversations",
+        tb=prefix + "tombstones",
+        rs=prefix + "result_sidecars",
+        meta="?" + meta_cast,
     )
     return text if param == "?" else text.replace("?", param)
 

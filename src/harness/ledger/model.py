@@ -37,6 +37,9 @@ class LedgerEvent:
     result_sidecar_path: str | None = None
     exit_code: int | None = None
     meta: Mapping[str, Any] | None = None
+    # The full result of an end row over the preview cap, raw: the store redacts and caps it, names it in
+    # result_sidecar_path, describes it in meta and stores it with the row (docs/ledger.md §11.3).
+    sidecar: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -65,6 +68,8 @@ class PreparedRow:
     exit_code: int | None
     meta: str | None
     redaction_version: int
+    # The redacted, capped full result stored with the row (not a chained column: meta holds its size and hash).
+    sidecar: str | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -35,7 +35,7 @@ DEFAULT_OWNER_ROLE = "harness_ledger_owner"
 DEFAULT_APP_ROLE = "harness_ledger_app"
 # pg_advisory_lock key of the migration runner: the first 8 bytes of SHA-256("triage-harness.ledger.migrate").
 MIGRATION_LOCK_KEY = 0x2F0A6C55D3B4E1A7
-LEDGER_TABLES = ("conversations", "tool_invocations", "tombstones", "schema_migrations")
+LEDGER_TABLES = ("conversations", "tool_invocations", "result_sidecars", "tombstones", "schema_migrations")
 _ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _RETRIED_CONSTRAINTS = ("tool_invocations_chain", "tool_invocations_call_key", "conversations_pkey")
 _UTC = datetime.UTC
@@ -211,8 +211,10 @@ def _check_schema(cur: psycopg.Cursor[Any]) -> int:
 
 def _warn_on_excess_privileges(cur: psycopg.Cursor[Any]) -> None:
     cur.execute(
-        "SELECT t FROM unnest(%s::text[]) AS t WHERE has_table_privilege('ledger.' || t, 'UPDATE')"
-        " OR has_table_privilege('ledger.' || t, 'DELETE') OR has_table_privilege('ledger.' || t, 'TRUNCATE')",
+        # CASE: a table of a later schema than the database's is skipped before its privileges are asked about.
+        "SELECT t FROM unnest(%s::text[]) AS t WHERE CASE WHEN to_regclass('ledger.' || t) IS NULL THEN false"
+        " ELSE has_table_privilege('ledger.' || t, 'UPDATE') OR has_table_privilege('ledger.' || t, 'DELETE')"
+        " OR has_table_privilege('ledger.' || t, 'TRUNCATE') END",
         (list(LEDGER_TABLES),),
     )
     tables = [row[0] for row in cur.fetchall()]
@@ -229,6 +231,8 @@ class _ConnectionLost(Exception):
 
 class PostgresStore(SqlStore):
     """A PostgreSQL ledger in schema `ledger`; each write is one READ COMMITTED transaction under advisory locks."""
+
+    guesses = True
 
     def __init__(
         self,
@@ -458,6 +462,10 @@ def _grant_app(cur: psycopg.Cursor[Any], app: str) -> None:
     cur.execute("REVOKE ALL ON SCHEMA ledger FROM PUBLIC")
     cur.execute(sql.SQL("GRANT USAGE ON SCHEMA ledger TO {}").format(app_id))
     cur.execute(sql.SQL("GRANT SELECT, INSERT ON ledger.conversations, ledger.tool_invocations TO {}").format(app_id))
+    # Absent below schema 4 (a migration stopped early, or a test of the upgrade path).
+    cur.execute("SELECT to_regclass('ledger.result_sidecars') IS NOT NULL")
+    if cur.fetchone()[0]:
+        cur.execute(sql.SQL("GRANT SELECT, INSERT ON ledger.result_sidecars TO {}").format(app_id))
     cur.execute(sql.SQL("GRANT SELECT ON ledger.tombstones, ledger.schema_migrations TO {}").format(app_id))
 
 

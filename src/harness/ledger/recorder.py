@@ -1,4 +1,4 @@
-"""Dispatcher recording (docs/ledger.md §11): the start and end rows of every call, and result sidecars.
+"""Dispatcher recording (docs/ledger.md §11): the start and end rows of every call, with the full result.
 
 The dispatcher's types (CallRecord, Outcome) are read through the structural views below, so the ledger
 package never imports the layers above it.
@@ -6,21 +6,15 @@ package never imports the layers above it.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime
-import errno
-import hashlib
 import logging
-import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, Protocol
 
-from harness import __version__, files
+from harness import __version__
 from harness.errors import LedgerUnavailable
 from harness.ledger import ids
 from harness.ledger.errors import LedgerError
@@ -41,7 +35,6 @@ SCOPES_CAP = 32
 REQUESTED_NAME_CAP = 256
 MESSAGE_CAP = 1024
 END_RETRY_DELAY_S = 0.05
-SIDECAR_DIR = "sidecars"
 _REQUESTED_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
@@ -152,25 +145,6 @@ def identify(record: RecordView, redactor: Redactor) -> CallIdentity:
     )
 
 
-def sidecar_relpath(conversation_id: str, row_id: uuid.UUID) -> str:
-    """The workspace-relative sidecar path of an end row: no caller-supplied string reaches it (docs/ledger.md §11.3)."""
-    digest = hashlib.sha256(conversation_id.encode("utf-8")).hexdigest()[:32]
-    return f"{SIDECAR_DIR}/c-{digest}/{row_id}.result"
-
-
-def write_sidecar(workspace: Path, relpath: str, content: bytes) -> None:
-    """Write a sidecar: directories 0700, then the atomic private write of harness.files."""
-    target = workspace.joinpath(*relpath.split("/"))
-    for directory in (workspace / SIDECAR_DIR, target.parent):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(directory, 0o700)
-    files.write_private(target, [content])
-
-
-def _errno_name(exc: OSError) -> str:
-    return errno.errorcode.get(exc.errno or 0, "EIO")
-
-
 class LedgerRecorder:
     """The dispatcher's Recorder over an open LedgerStore: start row before the handler, end row after."""
 
@@ -178,14 +152,12 @@ class LedgerRecorder:
         self,
         store: LedgerStore,
         *,
-        workspace: Path,
         settings: LedgerSettings,
         redactor: Redactor,
         clock: Clock,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.store = store
-        self._workspace = workspace
         self._settings = settings
         self._redactor = redactor
         self._clock = clock
@@ -267,12 +239,10 @@ class LedgerRecorder:
         duration_ms: int,
         exit_code: int | None,
     ) -> LedgerEvent:
-        row_id = ids.uuid7()
         response = outcome.text
         size = len(response.encode("utf-8", "surrogatepass"))
-        sidecar_path, meta = None, {}
-        if size > PREVIEW_CAP and self._settings.sidecars:
-            sidecar_path, meta = self._sidecar(ident.conversation_id, row_id, response)
+        # The store redacts, caps and keeps the full result with the end row (docs/ledger.md §11.3).
+        sidecar = response if size > PREVIEW_CAP and self._settings.sidecars else None
         error = None
         if outcome.error_code:
             error = f"{outcome.error_code}: {outcome.document['error']['message']}"
@@ -282,7 +252,6 @@ class LedgerRecorder:
             tool_call_id=ident.tool_call_id,
             tool_name=ident.tool_name,
             event="end",
-            id=row_id,
             started_at=record.started_at,
             ended_at=ended_at,
             duration_ms=max(0, duration_ms),
@@ -290,24 +259,10 @@ class LedgerRecorder:
             error=error,
             result_preview=response,
             result_bytes=size,
-            result_sidecar_path=sidecar_path,
             exit_code=exit_code,
-            meta={"caller": ident.meta["caller"], **meta},
+            meta={"caller": ident.meta["caller"]},
+            sidecar=sidecar,
         )
-
-    def _sidecar(self, conversation_id: str, row_id: uuid.UUID, response: str) -> tuple[str | None, dict[str, Any]]:
-        processed = self._redactor.process(response, self._settings.sidecar_max_bytes)
-        content = processed.text.encode("utf-8")
-        relpath = sidecar_relpath(conversation_id, row_id)
-        try:
-            write_sidecar(self._workspace, relpath, content)
-        except OSError as exc:
-            return None, {"sidecar_error": f"write_failed:{_errno_name(exc)}"}
-        return relpath, {
-            "sidecar_bytes": len(content),
-            "sidecar_sha256": hashlib.sha256(content).hexdigest(),
-            "sidecar_capped": processed.capped,
-        }
 
 
 class UnavailableRecorder:
@@ -344,7 +299,6 @@ def _ids_text(record: RecordView) -> str:
 def open_recorder(
     target: str,
     *,
-    workspace: Path,
     settings: LedgerSettings,
     redactor: Redactor,
     clock: Clock,
@@ -357,4 +311,4 @@ def open_recorder(
         store = open_store(target, redactor=redactor, clock=clock, settings=settings, create=True)
     except LedgerError as exc:
         raise LedgerUnavailable(redactor.redact_line(str(exc), MESSAGE_CAP)) from exc
-    return LedgerRecorder(store, workspace=workspace, settings=settings, redactor=redactor, clock=clock)
+    return LedgerRecorder(store, settings=settings, redactor=redactor, clock=clock)

@@ -5,6 +5,7 @@ database."""
 from __future__ import annotations
 
 import datetime
+import hashlib
 import re
 import uuid
 from collections.abc import Callable, Mapping, MutableMapping
@@ -13,6 +14,7 @@ from typing import Any, Protocol
 from harness.ledger import ids
 from harness.ledger.errors import LedgerValueError
 from harness.ledger.model import LedgerEvent, PreparedRow
+from harness.ledger.sidecars import sidecar_relpath
 from harness.text import canonjson
 
 ARGUMENTS_CAP = 8192
@@ -26,6 +28,9 @@ META_MAX_LIST = 64
 META_MAX_INT = 2**53
 CAP_MARKER = "...[capped]"
 SIDECAR_PATH_MAX = 1024
+# The default of `[ledger] sidecar_max_bytes` (settings.py), for callers of prepare without settings.
+SIDECAR_CAP = 1_048_576
+SIDECAR_META = ("sidecar_bytes", "sidecar_sha256", "sidecar_capped")
 
 INT64_MAX = 2**63 - 1
 INT32_MIN = -(2**31)
@@ -176,6 +181,25 @@ def _processed(redactor: LedgerRedactor, text: str | None, cap: int) -> tuple[st
     return result[0], result[1], bool(result[2])
 
 
+def _stored_result(event: LedgerEvent, redactor: LedgerRedactor, cap: int) -> tuple[str, dict[str, Any]]:
+    """The redacted, capped full result of an end row and the meta that describes it (docs/ledger.md §11.3)."""
+    if not isinstance(event.sidecar, str) or not event.sidecar:
+        raise _refuse("sidecar: expected a non-empty text")
+    if event.result_sidecar_path is not None:
+        raise _refuse("result_sidecar_path: the store names a stored result itself")
+    taken = [key for key in SIDECAR_META if key in (event.meta or {})]
+    if taken:
+        raise _refuse(f"meta: {', '.join(taken)} describe the stored result and are the store's to write")
+    processed = redactor.process(event.sidecar, cap)
+    content = processed[0]
+    data = content.encode("utf-8")
+    return content, {
+        "sidecar_bytes": len(data),
+        "sidecar_sha256": hashlib.sha256(data).hexdigest(),
+        "sidecar_capped": bool(processed[2]),
+    }
+
+
 def _check_ids(event: LedgerEvent) -> None:
     for name in ("conversation_id", "request_id", "tool_call_id"):
         if not ids.is_id(getattr(event, name)):
@@ -199,6 +223,7 @@ _END_ONLY = (
     "result_bytes",
     "result_sidecar_path",
     "exit_code",
+    "sidecar",
 )
 
 
@@ -210,6 +235,7 @@ def prepare(
     now: datetime.datetime | None = None,
     key_is_clean: Callable[[str], bool] | None = None,
     meta_cache: MutableMapping[str, str] | None = None,
+    sidecar_cap: int = SIDECAR_CAP,
 ) -> PreparedRow:
     """The only path from caller text to a table (docs/ledger.md §5): validate, cap, redact, default timestamps.
 
@@ -248,8 +274,14 @@ def prepare(
         raise _refuse("error: status 'error' needs error text")
     if event.status == "ok" and error_text is not None:
         raise _refuse("error: status 'ok' carries no error text")
+    row_id = event.id or ids.uuid7()
     sidecar = _sidecar_path(event.result_sidecar_path, redactor.redact)
-    meta = prepare_meta(event.meta, redactor, key_is_clean, meta_cache)
+    content, meta_in = None, event.meta
+    if event.sidecar is not None:
+        content, sidecar_meta = _stored_result(event, redactor, sidecar_cap)
+        meta_in = {**(event.meta or {}), **sidecar_meta}
+        sidecar = sidecar_relpath(event.conversation_id, row_id)
+    meta = prepare_meta(meta_in, redactor, key_is_clean, meta_cache)
 
     arguments, args_bytes, _ = _processed(redactor, _text("arguments", event.arguments), ARGUMENTS_CAP)
     preview, preview_bytes, preview_capped = _processed(
@@ -270,7 +302,7 @@ def prepare(
             raise _refuse("result_sidecar_path: a sidecar implies a truncated result")
 
     return PreparedRow(
-        id=event.id or ids.uuid7(),
+        id=row_id,
         conversation_id=event.conversation_id,
         request_id=event.request_id,
         tool_call_id=event.tool_call_id,
@@ -292,4 +324,5 @@ def prepare(
         exit_code=exit_code,
         meta=meta,
         redaction_version=redaction_version,
+        sidecar=content,
     )

@@ -7,6 +7,7 @@ import dataclasses
 import datetime
 import functools
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -58,6 +59,15 @@ _HEADS_STATE = (
     " FROM ({values}) v"
 )
 _CREATE_CONVERSATION = "INSERT INTO {co} (id, created_at) VALUES (?, ?)"
+_INSERT_SIDECAR = "INSERT INTO {rs} (end_id, content) VALUES (?, ?)"
+_ADD_SIDECAR = (
+    "INSERT INTO {rs} (end_id, content) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM {rs} r WHERE r.end_id = ?)"
+)
+# A guessed row's result, written in the same implicit transaction only if that row landed under its own id.
+_INSERT_SIDECAR_IF_ROW = (
+    "INSERT INTO {rs} (end_id, content) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM {ti} t WHERE t.id = ?)"
+    " ON CONFLICT (end_id) DO NOTHING"
+)
 _CALL_ROWS_ONE = (
     "SELECT conversation_id, request_id, tool_call_id, event, seq FROM {ti}"
     " WHERE conversation_id = ? AND request_id = ? AND tool_call_id = ? ORDER BY event"
@@ -93,6 +103,7 @@ class Guess:
 
     row: LedgerRow
     max_seq: int
+    sidecar: str | None = None
 
     def outcome(self) -> WriteOutcome:
         """The outcome of the write once the row is in."""
@@ -130,7 +141,7 @@ class KnownHeads:
                     return None
                 seq, max_seq = start_seq, head.max_seq
         row = build_row(p, seq=seq, chain_seq=head.chain_seq + 1, prev_hash=head.row_hash, hasher=hasher)
-        return Guess(row, max_seq)
+        return Guess(row, max_seq, p.sidecar)
 
     def learn(self, outcome: WriteOutcome) -> None:
         """Remember the heads a committed write left and the starts it wrote or found; forget starts that ended."""
@@ -249,21 +260,10 @@ def send_guess(conn: Connection, d: Dialect, guess: Guess) -> Cursor:
     row = guess.row
     cur = conn.cursor()
     cur.execute(d.sql(_INSERT_IF_HEAD), (*d.row_params(row), row.chain_seq - 1, row.prev_hash, row.conversation_id))
+    if guess.sidecar is not None:
+        row_id = d.id_to_db(row.id)
+        conn.cursor().execute(d.sql(_INSERT_SIDECAR_IF_ROW), (row_id, guess.sidecar, row_id))
     return cur
-
-
-def write_guess(conn: Connection, d: Dialect, guess: Guess) -> bool:
-    """Insert a guessed row if the head is still its predecessor and the key is free; True when it landed.
-
-    For a backend whose write transaction already excludes every other writer (SQLite), so the head read and the
-    insert cannot be separated by another write; two plain statements cost less there than one conditional one.
-    """
-    row = guess.row
-    cur = conn.cursor()
-    cur.execute(d.sql(_HEAD), (row.conversation_id,))
-    if cur.fetchone() != (row.chain_seq - 1, row.prev_hash):
-        return False
-    return _insert_rows(conn, d, [row]) == 1
 
 
 def _row_by_key(conn: Connection, d: Dialect, key: tuple[str, str, str, str]) -> LedgerRow:
@@ -278,6 +278,7 @@ def write_prepared(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow]
     written: dict[tuple[str, str, str, str], LedgerRow] = {}
     new_conversations: list[tuple[str, Any]] = []
     new_rows: list[LedgerRow] = []
+    new_sidecars: list[tuple[Any, str]] = []
     results: list[InsertResult] = []
     for p in prepared:
         key3 = (p.conversation_id, p.request_id, p.tool_call_id)
@@ -311,6 +312,8 @@ def write_prepared(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow]
         head.chain_seq, head.row_hash = row.chain_seq, row.row_hash
         written[p.key] = row
         new_rows.append(row)
+        if p.sidecar is not None:
+            new_sidecars.append((d.id_to_db(row.id), p.sidecar))
         results.append(InsertResult(True, row))
     if new_rows:
         if new_conversations:
@@ -318,6 +321,8 @@ def write_prepared(conn: Connection, d: Dialect, prepared: Sequence[PreparedRow]
         count = _insert_rows(conn, d, new_rows)
         if d.skip_conflicts and count != len(new_rows):
             raise LedgerIntegrityError("a concurrent writer took a call key without the writer lock")
+        if new_sidecars:
+            conn.cursor().executemany(d.sql(_INSERT_SIDECAR), new_sidecars)
     # Each conversation's head as this transaction leaves it, for the next guesses (an empty one has none).
     known = {
         cid: KnownHead(head.chain_seq, head.row_hash, head.max_seq) for cid, head in heads.items() if head.chain_seq
@@ -334,6 +339,9 @@ class SqlStore(abc.ABC):
     """The LedgerStore protocol on top of two backend hooks: a locked write transaction and a read snapshot."""
 
     backend: str
+    # Whether single-row writes are guessed against remembered heads (KnownHeads). It pays only where it saves a
+    # round trip (PostgreSQL); SQLite measured no gain (docs/decisions.md, "Ledger storage and group commit").
+    guesses = False
 
     def __init__(
         self,
@@ -392,6 +400,7 @@ class SqlStore(abc.ABC):
             now=self._clock(),
             key_is_clean=self._key_is_clean,
             meta_cache=self._meta_cache,
+            sidecar_cap=self._settings.sidecar_max_bytes,
         )
 
     def insert(self, event: LedgerEvent) -> InsertResult:
@@ -408,7 +417,7 @@ class SqlStore(abc.ABC):
         d, hasher = self._dialect, self._hasher
         # The dispatcher writes one row at a time, mostly into conversations this store wrote last: computing the
         # row against the remembered head saves reading it, in one round trip when nobody else wrote meanwhile.
-        guess = self._known.guess(prepared[0], hasher) if len(prepared) == 1 else None
+        guess = self._known.guess(prepared[0], hasher) if self.guesses and len(prepared) == 1 else None
         try:
             outcome = self._run_write(
                 conversations, full_sync, lambda conn: write_prepared(conn, d, prepared, hasher), guess
@@ -460,6 +469,25 @@ class SqlStore(abc.ABC):
         """Stream rows by (conversation_id, chain_seq) from one snapshot."""
         with self.snapshot() as snap:
             yield from snap.rows(conversation_ids, since, until)
+
+    def add_sidecars(self, results: Sequence[tuple[uuid.UUID, str]]) -> int:
+        """Store the full results of end rows written before the result_sidecars table (their sidecar files), in
+        one transaction; a result stored already is kept. Returns how many were added."""
+        d = self._dialect
+
+        def work(conn: Connection) -> WriteOutcome:
+            cur = conn.cursor()
+            for row_id, content in results:
+                cur.execute(d.sql(_ADD_SIDECAR), (d.id_to_db(row_id), content, d.id_to_db(row_id)))
+            return WriteOutcome([], {})
+
+        before = self._stored_sidecars()
+        self._run_write([], True, work, None)
+        return self._stored_sidecars() - before
+
+    def _stored_sidecars(self) -> int:
+        with self.snapshot() as snap:
+            return snap.count_sidecars()
 
     def tombstones(self) -> list[Tombstone]:
         """Every tombstone, oldest first."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import os
@@ -21,7 +22,7 @@ from harness.ledger.model import LedgerRow, format_ts
 from harness.ledger.records import Clock
 from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings
-from harness.ledger.sqlcore import Guess, Hasher, SqlStore, WriteOutcome, WriteWork, write_guess
+from harness.ledger.sqlcore import Guess, Hasher, SqlStore, WriteOutcome, WriteWork
 from harness.ledger.sqlread import SqlSnapshot, empty_snapshot
 from harness.text import redact
 
@@ -238,6 +239,35 @@ def migrated_catalog(version: int) -> frozenset[catalog.SchemaObject]:
         conn.close()
 
 
+@dataclasses.dataclass(eq=False)
+class _Pending:
+    """One write waiting for a group commit, and what became of it."""
+
+    full_sync: bool
+    work: WriteWork[WriteOutcome]
+    done: bool = False
+    result: WriteOutcome | None = None
+    error: BaseException | None = None
+
+
+def _run_pending(conn: sqlite3.Connection, pending: _Pending, *, savepoint: bool) -> None:
+    """Run one write of a group; a refused write is rolled back to its savepoint and keeps its error."""
+    if savepoint:
+        conn.execute("SAVEPOINT ledger_write")
+    try:
+        pending.result = pending.work(conn)
+    except Exception as exc:
+        if not savepoint:
+            raise
+        conn.execute("ROLLBACK TO ledger_write")
+        conn.execute("RELEASE ledger_write")
+        pending.result = None
+        pending.error = _unavailable(exc) if isinstance(exc, sqlite3.Error) else exc
+        return
+    if savepoint:
+        conn.execute("RELEASE ledger_write")
+
+
 class SqliteStore(SqlStore):
     """A SQLite ledger file; writes serialize on a process lock and BEGIN IMMEDIATE across processes."""
 
@@ -263,6 +293,8 @@ class SqliteStore(SqlStore):
         self.path = path
         self._writer = writer
         self._lock = threading.Lock()
+        self._queue_lock = threading.Lock()
+        self._queue: list[_Pending] = []
         self._synchronous = ""
 
     def _run_write(
@@ -272,11 +304,30 @@ class SqliteStore(SqlStore):
         work: WriteWork[WriteOutcome],
         guess: Guess | None,
     ) -> WriteOutcome:
+        # Group commit (docs/decisions.md, "Ledger storage and group commit"): a write joins the queue, and whoever
+        # next holds the writer lock commits every queued write in one transaction, so callers that arrive while a
+        # commit is syncing share the next one. Each write still returns only after the commit that holds it.
+        pending = _Pending(full_sync, work)
+        with self._queue_lock:
+            self._queue.append(pending)
         with self._lock:
-            conn = self._writer
+            if not pending.done:
+                with self._queue_lock:
+                    group, self._queue = self._queue, []
+                self._commit_group(group)
+        if pending.error is not None:
+            raise pending.error
+        assert pending.result is not None
+        return pending.result
+
+    def _commit_group(self, group: list[_Pending]) -> None:
+        """One transaction for the group, each write in a savepoint of its own so that a refused one undoes only
+        itself; the results stand only once COMMIT returned."""
+        conn = self._writer
+        try:
             if conn is None:
                 raise LedgerBackendError("the SQLite ledger was opened read-only")
-            synchronous = "FULL" if full_sync else "NORMAL"
+            synchronous = "FULL" if any(p.full_sync for p in group) else "NORMAL"
             try:
                 if synchronous != self._synchronous:
                     conn.execute(f"PRAGMA synchronous = {synchronous}")
@@ -285,11 +336,8 @@ class SqliteStore(SqlStore):
             except sqlite3.Error as exc:
                 raise _unavailable(exc) from exc
             try:
-                # A stale guess wrote nothing, so the full path runs in the same transaction, lock still held.
-                if guess is not None and write_guess(conn, DIALECT, guess):
-                    result = guess.outcome()
-                else:
-                    result = work(conn)
+                for pending in group:
+                    _run_pending(conn, pending, savepoint=len(group) > 1)
                 conn.execute("COMMIT")
             except BaseException as exc:
                 if conn.in_transaction:
@@ -297,7 +345,17 @@ class SqliteStore(SqlStore):
                 if isinstance(exc, sqlite3.Error):
                     raise _unavailable(exc) from exc
                 raise
-            return result
+        except BaseException as exc:
+            # Nothing of the group was committed: every write that had not failed on its own fails with this.
+            failure = exc if isinstance(exc, Exception) else LedgerBackendError("the ledger write was interrupted")
+            for pending in group:
+                if pending.error is None:
+                    pending.result, pending.error = None, failure
+            if failure is not exc:
+                raise
+        finally:
+            for pending in group:
+                pending.done = True
 
     @contextmanager
     def snapshot(self) -> Iterator[SqlSnapshot]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -33,6 +34,12 @@ _IN_FLIGHT = (
     "SELECT " + COLUMNS_SQL + " FROM {ti} s WHERE s.event = 'start' AND s.ts < ? AND NOT EXISTS ("
     "SELECT 1 FROM {ti} e WHERE e.conversation_id = s.conversation_id AND e.request_id = s.request_id"
     " AND e.tool_call_id = s.tool_call_id AND e.event = 'end') ORDER BY s.ts, s.id LIMIT ?"
+)
+# End rows naming a result that is not stored with them: sidecar files of the format before the result_sidecars
+# table, which `harness ledger migrate` imports.
+_UNSTORED_SIDECARS = (
+    "SELECT " + COLUMNS_SQL + " FROM {ti} WHERE event = 'end' AND result_sidecar_path IS NOT NULL"
+    " AND NOT EXISTS (SELECT 1 FROM {rs} r WHERE r.end_id = {ti}.id) ORDER BY conversation_id, chain_seq"
 )
 _HEADS = (
     "SELECT t.conversation_id, t.chain_seq, t.row_hash FROM {ti} t JOIN ("
@@ -141,6 +148,19 @@ class SqlSnapshot:
     def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]:
         """Starts older than `cutoff` that have no end, by ts then id."""
         return self._rows(_IN_FLIGHT, [self._d.ts_to_db(_aware("cutoff", cutoff)), limit])
+
+    def sidecar(self, end_id: uuid.UUID) -> str | None:
+        """The stored full result of an end row, or None."""
+        found = self._fetch(self._d.sql("SELECT content FROM {rs} WHERE end_id = ?"), [self._d.id_to_db(end_id)])
+        return found[0][0] if found else None
+
+    def count_sidecars(self) -> int:
+        """How many full results the ledger stores."""
+        return int(self._fetch(self._d.sql("SELECT count(*) FROM {rs}"), [])[0][0])
+
+    def unstored_sidecars(self) -> list[LedgerRow]:
+        """End rows whose named result is not stored in the ledger (sidecar files still to import)."""
+        return self._rows(_UNSTORED_SIDECARS, [])
 
     def heads(self, conversation_id: str | None = None) -> list[Head]:
         """Each conversation's last chain position, sorted by conversation id."""
@@ -283,6 +303,15 @@ class EmptySnapshot:
 
     def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]:
         _aware("cutoff", cutoff)
+        return []
+
+    def sidecar(self, end_id: uuid.UUID) -> str | None:
+        return None
+
+    def count_sidecars(self) -> int:
+        return 0
+
+    def unstored_sidecars(self) -> list[LedgerRow]:
         return []
 
     def heads(self, conversation_id: str | None = None) -> list[Head]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -78,6 +79,12 @@ class Snapshot(Protocol):
 
     def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]: ...
 
+    def sidecar(self, end_id: uuid.UUID) -> str | None: ...
+
+    def count_sidecars(self) -> int: ...
+
+    def unstored_sidecars(self) -> list[LedgerRow]: ...
+
     def tail_rows(
         self, after: Position | None, since: datetime.datetime | None, limit: int
     ) -> list[tuple[Position, LedgerRow]]: ...
@@ -124,6 +131,8 @@ class LedgerStore(Protocol):
     ) -> Iterator[LedgerRow]: ...
 
     def tombstones(self) -> list[Tombstone]: ...
+
+    def add_sidecars(self, results: Sequence[tuple[uuid.UUID, str]]) -> int: ...
 
     def schema_version(self) -> int: ...
 

@@ -11,8 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import files
-from harness.ledger import catalog, chain, ids
+from harness.ledger import catalog, chain, ids, sidecars
 from harness.ledger.catalog import SchemaObject
 from harness.ledger.model import LedgerRow, format_ts
 from harness.ledger.records import ConversationInfo, Head, Tombstone
@@ -95,25 +94,20 @@ def parse_heads_document(text: str) -> list[Head]:
     return heads
 
 
-def _sidecar_problem(root: Path, row: LedgerRow) -> tuple[str, str] | None:
+def _sidecar_problem(snap: Snapshot, root: Path, row: LedgerRow) -> tuple[str, str] | None:
+    """A stored result is checked in the snapshot; a row whose result is not stored there is of the sidecar format
+    before schema 3 (SQLite) / 4 (PostgreSQL), not yet imported, and its file is checked instead."""
     path = row.result_sidecar_path or ""
-    parts = path.split("/")
-    if any(p in ("", ".", "..") for p in parts):
-        return "sidecar_mismatch", "the sidecar path leaves the workspace"
-    digest, size = hashlib.sha256(), 0
-    try:
-        with files.open_regular(root.joinpath(*parts)) as (fd, _):
-            for chunk in files.iter_chunks(fd, path):
-                digest.update(chunk)
-                size += len(chunk)
-    except files.FileMissing:
-        return "sidecar_missing", f"{path} does not exist"
-    except files.FileRefused as exc:
-        return "sidecar_mismatch", f"{path} {exc.problem}"
-    meta = row.meta_object or {}
-    if meta.get("sidecar_bytes") != size or meta.get("sidecar_sha256") != digest.hexdigest():
-        return "sidecar_mismatch", f"{path} does not match meta.sidecar_bytes and meta.sidecar_sha256"
-    return None
+    stored = snap.sidecar(row.id)
+    if stored is not None:
+        content, name = stored.encode("utf-8"), f"the stored result {path}"
+    else:
+        legacy = sidecars.read_legacy(root, path)
+        if legacy.content is None:
+            return ("sidecar_missing" if legacy.missing else "sidecar_mismatch"), legacy.problem
+        content, name = legacy.content, path
+    problem = sidecars.content_problem(row.meta_object or {}, content, name)
+    return None if problem is None else ("sidecar_mismatch", problem)
 
 
 def _meta_is_object(meta: str | None) -> bool:
@@ -137,8 +131,10 @@ class _ConversationCheck:
         max_redaction_version: int,
         head_seq: int | None,
         sidecar_root: Path | None,
+        snap: Snapshot,
     ) -> None:
         self.conversation_id = conversation_id
+        self._snap = snap
         self._hasher = hasher
         self._max_redaction_version = max_redaction_version
         self._head_seq = head_seq
@@ -200,7 +196,7 @@ class _ConversationCheck:
             self._fail(k, "shape", "meta is not a canonical JSON object")
         elif self._sidecar_root is not None and row.result_sidecar_path is not None:
             self.sidecars_checked += 1
-            found = _sidecar_problem(self._sidecar_root, row)
+            found = _sidecar_problem(self._snap, self._sidecar_root, row)
             if found is not None:
                 self._fail(k, *found)
 
@@ -275,6 +271,7 @@ def verify_snapshot(
                 max_redaction_version=max_redaction_version,
                 head_seq=head_seqs.get(row.conversation_id),
                 sidecar_root=sidecar_root,
+                snap=snap,
             )
         current.feed(row)
 

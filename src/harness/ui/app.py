@@ -29,8 +29,8 @@ from harness.ledger.browse import ConversationFilter, PageKey
 from harness.ledger.commands import CALL_STATUSES, parse_ts_option
 from harness.ledger.errors import LedgerError
 from harness.ledger.model import format_ts
-from harness.ledger.recorder import SIDECAR_DIR
-from harness.ledger.store import LedgerStore
+from harness.ledger.sidecars import SIDECAR_DIR
+from harness.ledger.store import LedgerStore, Snapshot
 from harness.ledger.verify import HeadsFormatError, parse_heads_document, verify_snapshot
 from harness.serve.guard import HostOriginGuard
 from harness.serve.origins import HostPolicy
@@ -163,6 +163,12 @@ def read_sidecar(workspace: Path, relpath: str) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
+def full_result(snap: Snapshot, workspace: Path, row: Any) -> str | None:
+    """An end row's full result: stored in the ledger, else (not yet migrated) its sidecar file; None when gone."""
+    stored = snap.sidecar(row.id)
+    return stored if stored is not None else read_sidecar(workspace, row.result_sidecar_path or "")
+
+
 class Pages:
     """The handlers. Each page reads one snapshot; nothing here writes anything but its CSP report memory."""
 
@@ -230,13 +236,13 @@ class Pages:
             rows = snap.conversation_rows(cid, after_chain_seq=after, limit=TIMELINE_PAGE + 1)
             report = verify_snapshot(snap, backend=store.backend, expected_catalog=store.expected_catalog(),
                                      conversation_ids=[cid])
-        shown = rows[:TIMELINE_PAGE]
-        documents = {}
-        for row in shown:
-            if views.needs_full_result(row):
-                text = read_sidecar(self.view.workspace, row.result_sidecar_path or "")
-                if text is not None:
-                    documents[str(row.id)] = text
+            shown = rows[:TIMELINE_PAGE]
+            documents = {}
+            for row in shown:
+                if views.needs_full_result(row):
+                    text = full_result(snap, self.view.workspace, row)
+                    if text is not None:
+                        documents[str(row.id)] = text
         calls = views.call_views(shown, documents)
         next_url = ""
         if len(rows) > TIMELINE_PAGE:
@@ -261,9 +267,9 @@ class Pages:
             raise InvalidInput("conversation_id: expected a conversation id")
         with self.view.store.snapshot() as snap:
             rows = [r for r in snap.conversation_rows(cid) if str(r.id) == row_id and r.event == "end"]
-        if not rows or rows[0].result_sidecar_path is None:
-            return self._error(404, "no sidecar result for that row")
-        text = read_sidecar(self.view.workspace, rows[0].result_sidecar_path)
+            if not rows or rows[0].result_sidecar_path is None:
+                return self._error(404, "no sidecar result for that row")
+            text = full_result(snap, self.view.workspace, rows[0])
         if text is None:
             return self._error(404, "the sidecar file is missing; run the verify page with sidecars checked")
         return Response(text, media_type="text/plain; charset=utf-8", headers={"content-security-policy": RAW_CSP})
