@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.ledger.model import LedgerEvent, LedgerRow
 from harness.files import write_private
+from harness.ledger.model import LedgerEvent, LedgerRow
 from harness.ledger.sidecars import sidecar_relpath
 from harness.ledger.store import LedgerStore
 
