@@ -55,7 +55,7 @@ async def test_every_operation_over_stdio_matches_the_cli(tmp_path: Path) -> Non
     for op in OPERATIONS:
         tool = tools[op.name]
         assert tool.input_schema["type"] == "object" and tool.output_schema["type"] == "object"
-        assert tool.annotations.read_only_hint is True and tool.annotations.destructive_hint is False
+        assert tool.annotations.read_only_hint is op.read_only and tool.annotations.destructive_hint is False
         assert tool.annotations.open_world_hint is op.open_world
     for (name, arguments), result in zip(CALLS, results, strict=True):
         cli = _cli(workspace, name, arguments)

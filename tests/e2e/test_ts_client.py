@@ -58,7 +58,10 @@ def test_typescript_client_accepts_schemas_results_and_errors(ts_client: Path, t
     report = json.loads(proc.stdout)
     assert [tool["name"] for tool in report["tools"]] == OPERATIONS.names()
     assert all(tool["hasOutputSchema"] for tool in report["tools"])
-    assert all(tool["annotations"]["readOnlyHint"] is True for tool in report["tools"])
+    # Every tool reads, except resolve_finding, which appends its proposal to the resolutions stream.
+    assert {tool["name"] for tool in report["tools"] if not tool["annotations"]["readOnlyHint"]} == {
+        op.name for op in OPERATIONS if not op.read_only
+    }
     for (name, arguments), result in zip(CALLS, report["results"], strict=True):
         cli = subprocess.run(harness_argv("--workspace", str(workspace), name, "--input", json.dumps(arguments)),
                              capture_output=True, text=True, env=clean_env(), timeout=60)
