@@ -153,6 +153,9 @@ def throughput_rows(red: Redactor, text: str) -> list[dict]:
     out = []
     for size in (2048, 8192):
         pieces = chunks(text, size)
+        # Detectors compile on first use (docs/decisions.md, "Cold start"): one untimed pass over the same pieces
+        # compiles those these texts reach, so the figure is the steady state a serving process runs at.
+        _throughput(red.redact, pieces)
         ours = _throughput(red.redact, pieces)
         base = _throughput(baseline, pieces)
         out.append(row(f"throughput {size // 1024} KiB chunks", ours, "MB/s", target=">= 10", meets_target=ours >= 10,
