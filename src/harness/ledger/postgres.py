@@ -500,6 +500,45 @@ def migrate_postgres(
         raise LedgerBackendError(f"PostgreSQL ledger migration failed: {_describe(exc, redact)}") from exc
 
 
+def apply_as_owner(
+    cur: psycopg.Cursor[Any],
+    schema: str,
+    owner: str,
+    created: Sequence[str],
+    todo: Sequence[migrations.Migration],
+    *,
+    admin: bool,
+    bootstrap: str,
+) -> None:
+    """The one migration runner of the ledger's and the store's PostgreSQL schemas: with `admin`, create the
+    roles found missing and make `owner` own `schema`, then apply `todo` in order as the owner, each migration
+    in its own transaction with its checksum row in `schema`.schema_migrations."""
+    owner_id = sql.Identifier(owner)
+    if admin:
+        for name in created:
+            cur.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(name)))
+        cur.execute("SELECT pg_has_role(current_user, %s, 'MEMBER')", (owner,))
+        if not cur.fetchone()[0]:
+            cur.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(owner_id))
+        cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {} AUTHORIZATION {}").format(sql.Identifier(schema), owner_id))
+        cur.execute(sql.SQL("SET ROLE {}").format(owner_id))
+    else:
+        cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+    cur.execute(bootstrap)
+    insert = sql.SQL("INSERT INTO {} (version, name, checksum) VALUES (%s, %s, %s)").format(
+        sql.Identifier(schema, "schema_migrations")
+    )
+    for step in todo:
+        cur.execute("BEGIN")
+        try:
+            cur.execute(step.sql)
+            cur.execute(insert, (step.version, step.name, step.checksum))
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.connection.rollback()
+            raise
+
+
 def _migrate_locked(
     cur: psycopg.Cursor[Any], owner: str, app: str, logins: list[str], *, admin: bool, dry_run: bool
 ) -> MigrationReport:
@@ -522,30 +561,7 @@ def _migrate_locked(
             from_version, to_version, todo, owner, app if admin or app_exists else None, created, True
         )
 
-    owner_id = sql.Identifier(owner)
-    if admin:
-        for name in created:
-            cur.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(name)))
-        cur.execute("SELECT pg_has_role(current_user, %s, 'MEMBER')", (owner,))
-        if not cur.fetchone()[0]:
-            cur.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(owner_id))
-        cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS ledger AUTHORIZATION {}").format(owner_id))
-        cur.execute(sql.SQL("SET ROLE {}").format(owner_id))
-    else:
-        cur.execute("CREATE SCHEMA IF NOT EXISTS ledger")
-    cur.execute(_BOOTSTRAP)
-    for step in todo:
-        cur.execute("BEGIN")
-        try:
-            cur.execute(step.sql)
-            cur.execute(
-                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
-                (step.version, step.name, step.checksum),
-            )
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.connection.rollback()
-            raise
+    apply_as_owner(cur, "ledger", owner, created, todo, admin=admin, bootstrap=_BOOTSTRAP)
     if admin or app_exists:
         _grant_app(cur, app)
     cur.execute("RESET ROLE")

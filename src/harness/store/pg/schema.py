@@ -17,7 +17,7 @@ from psycopg import sql
 
 from harness.ledger import migrations
 from harness.ledger.errors import LedgerBackendError
-from harness.ledger.postgres import _check_role_name, _describe, _role_exists
+from harness.ledger.postgres import _check_role_name, _describe, _role_exists, apply_as_owner
 from harness.store.git import unavailable
 
 SCHEMA = "store"
@@ -155,30 +155,7 @@ def _migrate_locked(
     granted = app if admin or app_exists else None
     if dry_run:
         return MigrationReport(from_version, to_version, todo, owner, granted, created, True)
-    owner_id = sql.Identifier(owner)
-    if admin:
-        for name in created:
-            cur.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(name)))
-        cur.execute("SELECT pg_has_role(current_user, %s, 'MEMBER')", (owner,))
-        if not cur.fetchone()[0]:
-            cur.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(owner_id))
-        cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS store AUTHORIZATION {}").format(owner_id))
-        cur.execute(sql.SQL("SET ROLE {}").format(owner_id))
-    else:
-        cur.execute("CREATE SCHEMA IF NOT EXISTS store")
-    cur.execute(_BOOTSTRAP)
-    for step in todo:
-        cur.execute("BEGIN")
-        try:
-            cur.execute(step.sql)
-            cur.execute(
-                "INSERT INTO store.schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
-                (step.version, step.name, step.checksum),
-            )
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.connection.rollback()
-            raise
+    apply_as_owner(cur, SCHEMA, owner, created, todo, admin=admin, bootstrap=_BOOTSTRAP)
     if granted is not None:
         _grant_app(cur, app)
     cur.execute("RESET ROLE")
