@@ -57,8 +57,8 @@ class LedgerSettings(BaseModel):
     url: Annotated[str, AfterValidator(_check_url)] = Field(
         "", description="SQLite path or postgresql:// DSN without a password; empty = <workspace>/ledger.sqlite3"
     )
-    sidecars: bool = Field(True, description="write full results over the 2 KiB preview cap to sidecars/")
-    sidecar_max_bytes: int = _bounded(1_048_576, 4096, 64 * 1024 * 1024, "cap of one sidecar file")
+    sidecars: bool = Field(True, description="store full results over the 2 KiB preview cap in the ledger, beside their end row")
+    sidecar_max_bytes: int = _bounded(1_048_576, 4096, 64 * 1024 * 1024, "cap of one stored full result")
     end_sync: Literal["full", "normal"] = Field("full", description='SQLite durability of end rows: "full" or "normal"')
     busy_timeout_ms: int = _bounded(5000, 1, 600_000, "SQLite busy timeout")
     pool_max: int = _bounded(4, 1, 64, "PostgreSQL pool size")
