@@ -155,7 +155,7 @@ class ServeSection(_Section):
     sessions_per_minute: int = _bounded(30, 1, 10_000, "new HTTP sessions a minute per caller; more answer 429")
     session_burst: int = _bounded(10, 1, 10_000, "new HTTP sessions a caller may open at once")
     max_sessions_per_caller: int = _bounded(20, 1, 100_000, "open HTTP sessions per caller at most; more answer 429")
-    max_concurrent_calls: int = _bounded(8, 1, 256, "tool calls in flight per caller over HTTP")
+    max_concurrent_calls: int = _bounded(8, 1, 256, "tool calls in flight per caller over HTTP, in each lane")
 
 
 class TelemetrySection(_Section):
