@@ -704,15 +704,23 @@ def baseline_build_command(app: App) -> None:
     )
 
 
-class StoreCommand(click.Command):
-    """A `harness store` subcommand: usage errors become the JSON error of operation `store.<name>`."""
+class GroupCommand(click.Command):
+    """A subcommand of an operator group: usage errors become the JSON error of operation `<group>.<name>`."""
+
+    group = ""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
             app = ctx.find_object(App)
-            _fail(f"store.{self.name}", InvalidInput(_usage_message(exc)), app.pretty if app else False)
+            _fail(f"{self.group}.{self.name}", InvalidInput(_usage_message(exc)), app.pretty if app else False)
+
+
+class StoreCommand(GroupCommand):
+    """A `harness store` subcommand."""
+
+    group = "store"
 
 
 @main_group.group("store")
@@ -835,15 +843,10 @@ def redact_command(app: App, files: tuple[str, ...], explain: bool, cap_bytes: i
     sys.stdout.flush()
 
 
-class LedgerCommand(click.Command):
-    """A `harness ledger` subcommand: usage errors become the JSON error of operation `ledger.<name>`."""
+class LedgerCommand(GroupCommand):
+    """A `harness ledger` subcommand."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            app = ctx.find_object(App)
-            _fail(f"ledger.{self.name}", InvalidInput(_usage_message(exc)), app.pretty if app else False)
+    group = "ledger"
 
 
 @main_group.group("ledger")

@@ -192,12 +192,21 @@ def _mapped(exc: BaseException, redact: Callable[[str], str]) -> LedgerError:
     return LedgerBackendError(f"PostgreSQL ledger unavailable: {_describe(exc, redact)}")
 
 
-def _applied(cur: psycopg.Cursor[Any]) -> list[migrations.Applied]:
-    cur.execute("SELECT to_regclass('ledger.schema_migrations') IS NOT NULL")
+def applied_migrations(cur: psycopg.Cursor[Any], schema: str) -> list[migrations.Applied]:
+    """The rows of `schema`.schema_migrations, the ledger's or the store's ([] before the first migration)."""
+    cur.execute("SELECT to_regclass(%s) IS NOT NULL", (f"{schema}.schema_migrations",))
     if not cur.fetchone()[0]:
         return []
-    cur.execute("SELECT version, name, checksum FROM ledger.schema_migrations ORDER BY version")
+    cur.execute(
+        sql.SQL("SELECT version, name, checksum FROM {} ORDER BY version").format(
+            sql.Identifier(schema, "schema_migrations")
+        )
+    )
     return [migrations.Applied(*row) for row in cur.fetchall()]
+
+
+def _applied(cur: psycopg.Cursor[Any]) -> list[migrations.Applied]:
+    return applied_migrations(cur, "ledger")
 
 
 def _check_schema(cur: psycopg.Cursor[Any]) -> int:

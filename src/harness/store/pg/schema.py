@@ -17,7 +17,7 @@ from psycopg import sql
 
 from harness.ledger import migrations
 from harness.ledger.errors import LedgerBackendError
-from harness.ledger.postgres import _check_role_name, _describe, _role_exists, apply_as_owner
+from harness.ledger.postgres import _check_role_name, _describe, _role_exists, applied_migrations, apply_as_owner
 from harness.store.git import unavailable
 
 SCHEMA = "store"
@@ -48,11 +48,7 @@ def target_version() -> int:
 
 def applied(cur: psycopg.Cursor[Any]) -> list[migrations.Applied]:
     """The rows of store.schema_migrations ([] before the first migration)."""
-    cur.execute("SELECT to_regclass('store.schema_migrations') IS NOT NULL")
-    if not cur.fetchone()[0]:
-        return []
-    cur.execute("SELECT version, name, checksum FROM store.schema_migrations ORDER BY version")
-    return [migrations.Applied(*row) for row in cur.fetchall()]
+    return applied_migrations(cur, SCHEMA)
 
 
 def check_schema(cur: psycopg.Cursor[Any]) -> int:
