@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from doors import DOORS, Door
 from hypothesis import settings
-from store_backends import released_after, store_backend  # noqa: F401  (the store backend parameter, tests/store_backends.py)
+from store_backends import enter_test, released_after, store_backend  # noqa: F401  (the store backend parameter, tests/store_backends.py)
 
 # Tests must never depend on the developer's proxy or CA environment.
 for _name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy"):
@@ -18,6 +18,11 @@ for _name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_pro
 # at random, so none applies unless a test sets its own.
 settings.register_profile("harness", deadline=None)
 settings.load_profile("harness")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    enter_test(item)
 
 
 @pytest.fixture(scope="module", autouse=True)

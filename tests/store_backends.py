@@ -109,12 +109,22 @@ class StoreBackend:
         config.write_text(f'{text}\n[store]\nurl = "{self.fresh_dsn()}"\n', encoding="utf-8")
 
 
-_current: list[StoreBackend] = [StoreBackend("git", None)]
+_GIT = StoreBackend("git", None)
+_current: list[StoreBackend] = [_GIT]
+# Whether the running test asked for `store_backend`. The session-scoped fixture outlives the tests that asked for
+# it (pytest tears a parametrized session fixture down only when another parameter is needed), so without this a
+# test that never asked would make its workspaces on whichever backend ran last.
+_running: list[bool] = [False]
 
 
 def current() -> StoreBackend:
-    """The backend of the running test (git outside `store_backend`)."""
-    return _current[-1]
+    """The backend of the running test: git unless the test uses `store_backend`."""
+    return _current[-1] if _running[0] else _GIT
+
+
+def enter_test(item: pytest.Item) -> None:
+    """Called before each test's fixtures are set up (tests/conftest.py)."""
+    _running[0] = "store_backend" in getattr(item, "fixturenames", ())
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
