@@ -41,14 +41,6 @@ _RETRIED_CONSTRAINTS = ("tool_invocations_chain", "tool_invocations_call_key", "
 _UTC = datetime.UTC
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('triage-harness.ledger:' || %s, 0))"
 
-_BOOTSTRAP = """CREATE TABLE IF NOT EXISTS ledger.schema_migrations (
-  version integer PRIMARY KEY CHECK (version >= 1),
-  name text NOT NULL,
-  checksum text NOT NULL CHECK (length(checksum) = 64),
-  applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  applied_by text NOT NULL DEFAULT session_user
-)"""
-
 
 # Every ledger object as it bears on the guards. Owners are compared with the schema owner (role names are
 # configurable), and CHECK constraints by name and state only: their deparsed text may vary between releases.
@@ -444,7 +436,7 @@ def open_postgres_store(
 
 @dataclasses.dataclass(frozen=True)
 class MigrationReport:
-    """What `harness ledger migrate` did (or, with dry_run, would do) on PostgreSQL."""
+    """What `harness ledger migrate` or `harness store migrate` did (or, with dry_run, would do) on PostgreSQL."""
 
     from_version: int
     to_version: int
@@ -453,6 +445,28 @@ class MigrationReport:
     app: str | None
     created: list[str]
     dry_run: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class PgSchema:
+    """What the one migration runner needs to know of a PostgreSQL schema it migrates (the ledger's, the store's)."""
+
+    name: str
+    shipped: Callable[[], Sequence[migrations.Migration]]
+    # pg_advisory_lock key that serializes the schema's migration runs.
+    lock_key: int
+    # Grants the app role its privileges on the schema's tables.
+    grant_app: Callable[[psycopg.Cursor[Any], str], None]
+
+    def bootstrap(self) -> str:
+        """The schema_migrations table, created before the first migration so that it can record it."""
+        return f"""CREATE TABLE IF NOT EXISTS {self.name}.schema_migrations (
+  version integer PRIMARY KEY CHECK (version >= 1),
+  name text NOT NULL,
+  checksum text NOT NULL CHECK (length(checksum) = 64),
+  applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  applied_by text NOT NULL DEFAULT session_user
+)"""
 
 
 def _check_role_name(name: str) -> str:
@@ -493,23 +507,50 @@ def migrate_postgres(
 
     Driver errors become LedgerBackendError with their text passed through `redact`.
     """
-    owner, app = _check_role_name(owner_role), _check_role_name(app_role)
-    logins = [_check_role_name(name) for name in grant_app_to]
     try:
-        with psycopg.connect(admin_dsn or dsn, **connection_kwargs(settings)) as conn:
-            cur = conn.cursor()
-            cur.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
-            try:
-                return _migrate_locked(cur, owner, app, logins, admin=admin_dsn is not None, dry_run=dry_run)
-            finally:
-                if not conn.broken:
-                    cur.execute("RESET ROLE")
-                    cur.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+        return migrate_schema(
+            LEDGER_SCHEMA,
+            dsn,
+            connection_kwargs(settings),
+            admin_dsn=admin_dsn,
+            owner_role=owner_role,
+            app_role=app_role,
+            grant_app_to=grant_app_to,
+            dry_run=dry_run,
+        )
     except psycopg.Error as exc:
         raise LedgerBackendError(f"PostgreSQL ledger migration failed: {_describe(exc, redact)}") from exc
 
 
-def apply_as_owner(
+def migrate_schema(
+    target: PgSchema,
+    dsn: str,
+    connect: dict[str, Any],
+    *,
+    admin_dsn: str | None,
+    owner_role: str,
+    app_role: str,
+    grant_app_to: Sequence[str],
+    dry_run: bool,
+) -> MigrationReport:
+    """The one `migrate` of the ledger's and the store's PostgreSQL schemas: under the schema's advisory lock, apply
+    its missing migrations; with `admin_dsn`, also create the missing roles, own the schema as `owner_role` and grant
+    `app_role`. `connect` is the connection keywords. A bad role name is a ValueError; driver errors propagate for
+    the caller to word, and a refused plan is a LedgerBackendError."""
+    owner, app = _check_role_name(owner_role), _check_role_name(app_role)
+    logins = [_check_role_name(name) for name in grant_app_to]
+    with psycopg.connect(admin_dsn or dsn, **connect) as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT pg_advisory_lock(%s)", (target.lock_key,))
+        try:
+            return _migrate_locked(cur, target, owner, app, logins, admin=admin_dsn is not None, dry_run=dry_run)
+        finally:
+            if not conn.broken:
+                cur.execute("RESET ROLE")
+                cur.execute("SELECT pg_advisory_unlock(%s)", (target.lock_key,))
+
+
+def _apply_as_owner(
     cur: psycopg.Cursor[Any],
     schema: str,
     owner: str,
@@ -519,8 +560,7 @@ def apply_as_owner(
     admin: bool,
     bootstrap: str,
 ) -> None:
-    """The one migration runner of the ledger's and the store's PostgreSQL schemas: with `admin`, create the
-    roles found missing and make `owner` own `schema`, then apply `todo` in order as the owner, each migration
+    """With `admin`, create the roles found missing and make `owner` own `schema`, then apply `todo` in order as the owner, each migration
     in its own transaction with its checksum row in `schema`.schema_migrations."""
     owner_id = sql.Identifier(owner)
     if admin:
@@ -549,31 +589,35 @@ def apply_as_owner(
 
 
 def _migrate_locked(
-    cur: psycopg.Cursor[Any], owner: str, app: str, logins: list[str], *, admin: bool, dry_run: bool
+    cur: psycopg.Cursor[Any], target: PgSchema, owner: str, app: str, logins: list[str], *, admin: bool, dry_run: bool
 ) -> MigrationReport:
-    applied = _applied(cur)
+    applied = applied_migrations(cur, target.name)
     from_version = max((a.version for a in applied), default=0)
-    todo = migrations.pending("postgres", applied)
-    to_version = migrations.target_version("postgres")
+    shipped = target.shipped()
+    todo = migrations.still_to_apply(shipped, applied, target.name)
+    to_version = len(shipped)
     if admin:
         created = [name for name in (owner, app) if not _role_exists(cur, name)]
+        granted: str | None = app
     else:
         cur.execute("SELECT current_user")
         owner = cur.fetchone()[0]
         created = []
-        app_exists = _role_exists(cur, app)
+        granted = app if _role_exists(cur, app) else None
     for login in logins:
         if not _role_exists(cur, login):
             raise LedgerBackendError(f"--grant-app-to: role {login} does not exist")
     if dry_run:
-        return MigrationReport(
-            from_version, to_version, todo, owner, app if admin or app_exists else None, created, True
-        )
-
-    apply_as_owner(cur, "ledger", owner, created, todo, admin=admin, bootstrap=_BOOTSTRAP)
-    if admin or app_exists:
-        _grant_app(cur, app)
+        return MigrationReport(from_version, to_version, todo, owner, granted, created, True)
+    _apply_as_owner(cur, target.name, owner, created, todo, admin=admin, bootstrap=target.bootstrap())
+    if granted is not None:
+        target.grant_app(cur, app)
     cur.execute("RESET ROLE")
     for login in logins:
         cur.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(app), sql.Identifier(login)))
-    return MigrationReport(from_version, to_version, todo, owner, app if admin or app_exists else None, created, False)
+    return MigrationReport(from_version, to_version, todo, owner, granted, created, False)
+
+
+LEDGER_SCHEMA = PgSchema(
+    name="ledger", shipped=lambda: migrations.shipped("postgres"), lock_key=MIGRATION_LOCK_KEY, grant_app=_grant_app
+)
