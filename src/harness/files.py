@@ -92,10 +92,10 @@ def open_regular(
         os.close(fd)
 
 
-def read_capped(fd: int, path: str | os.PathLike[str], cap: int) -> bytes:
-    """At most `cap` bytes from an open descriptor; FileTooLarge when the file holds more (it grew)."""
+def read_prefix(fd: int, path: str | os.PathLike[str], limit: int) -> bytes:
+    """The first `limit` bytes of an open descriptor, fewer when the file ends first."""
     chunks: list[bytes] = []
-    remaining = cap + 1
+    remaining = limit
     try:
         while remaining > 0:
             chunk = os.read(fd, min(remaining, _READ_CHUNK))
@@ -105,7 +105,12 @@ def read_capped(fd: int, path: str | os.PathLike[str], cap: int) -> bytes:
             remaining -= len(chunk)
     except OSError as exc:
         raise _unreadable(path, exc) from None
-    data = b"".join(chunks)
+    return b"".join(chunks)
+
+
+def read_capped(fd: int, path: str | os.PathLike[str], cap: int) -> bytes:
+    """At most `cap` bytes from an open descriptor; FileTooLarge when the file holds more (it grew)."""
+    data = read_prefix(fd, path, cap + 1)
     if len(data) > cap:
         raise FileTooLarge(path, cap)
     return data

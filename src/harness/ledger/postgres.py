@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -178,10 +179,48 @@ def _describe(exc: BaseException, redact: Callable[[str], str]) -> str:
     return redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
 
 
+def _unavailable(problem: str) -> LedgerBackendError:
+    return LedgerBackendError(f"PostgreSQL ledger unavailable: {problem}")
+
+
 def _mapped(exc: BaseException, redact: Callable[[str], str]) -> LedgerError:
     if isinstance(exc, psycopg.IntegrityError):
         return LedgerIntegrityError(f"ledger constraint failed: {_describe(exc, redact)}")
-    return LedgerBackendError(f"PostgreSQL ledger unavailable: {_describe(exc, redact)}")
+    return _unavailable(_describe(exc, redact))
+
+
+def open_pool(
+    dsn: str,
+    kwargs: dict[str, Any],
+    *,
+    max_size: int,
+    timeout_s: float,
+    name: str,
+    unavailable: Callable[[str], Exception],
+) -> psycopg_pool.ConnectionPool:
+    """The ledger's or the store's pool of at most `max_size` connections, open once one connection is made;
+    `unavailable(problem)` is raised when none can be made within `timeout_s`."""
+    pool = psycopg_pool.ConnectionPool(
+        dsn, kwargs=kwargs, min_size=1, max_size=max_size, open=False, timeout=timeout_s, name=name
+    )
+    try:
+        pool.open(wait=True, timeout=timeout_s)
+    except psycopg_pool.PoolTimeout as exc:
+        pool.close()
+        raise unavailable("the connection pool could not connect") from exc
+    return pool
+
+
+@contextmanager
+def pooled(
+    pool: psycopg_pool.ConnectionPool, unavailable: Callable[[str], Exception]
+) -> Iterator[psycopg.Connection[Any]]:
+    """A connection of `pool` for the block; `unavailable(problem)` when the pool hands none out in its timeout."""
+    try:
+        with pool.connection() as conn:
+            yield conn
+    except psycopg_pool.PoolTimeout as exc:
+        raise unavailable("no pooled connection within the timeout") from exc
 
 
 def applied_migrations(cur: psycopg.Cursor[Any], schema: str) -> list[migrations.Applied]:
@@ -258,13 +297,8 @@ class PostgresStore(SqlStore):
         self._readonly = readonly
         self._cursor_names = itertools.count(1)
 
-    @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except psycopg_pool.PoolTimeout as exc:
-            raise LedgerBackendError("PostgreSQL ledger unavailable: no pooled connection within the timeout") from exc
+    def _connection(self) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]:
+        return pooled(self._pool, _unavailable)
 
     def _write_once(self, conversation_ids: Sequence[str], work: WriteWork[T], *, implicit: bool = False) -> T:
         """One write transaction in pipeline mode: the locks, then `work`; committed when the pipeline syncs.
@@ -409,20 +443,14 @@ def open_postgres_store(
             _warn_on_excess_privileges(cur)
     except psycopg.Error as exc:
         raise _mapped(exc, redactor.redact) from exc
-    pool = psycopg_pool.ConnectionPool(
+    pool = open_pool(
         dsn,
-        kwargs=kwargs,
-        min_size=1,
+        kwargs,
         max_size=settings.pool_max,
-        open=False,
-        timeout=settings.connect_timeout_s,
+        timeout_s=settings.connect_timeout_s,
         name="triage-harness-ledger",
+        unavailable=_unavailable,
     )
-    try:
-        pool.open(wait=True, timeout=settings.connect_timeout_s)
-    except psycopg_pool.PoolTimeout as exc:
-        pool.close()
-        raise LedgerBackendError("PostgreSQL ledger unavailable: the connection pool could not connect") from exc
     return PostgresStore(
         pool,
         redactor=redactor,
