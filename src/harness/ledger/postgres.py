@@ -18,9 +18,8 @@ import psycopg_pool
 from psycopg import sql
 
 from harness.ledger import catalog, chain, migrations
-from harness.ledger.dialect import Dialect
+from harness.ledger.dialect import Dialect, as_is
 from harness.ledger.errors import LedgerBackendError, LedgerError, LedgerIntegrityError
-from harness.ledger.model import LedgerRow
 from harness.ledger.records import Clock
 from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings
@@ -103,40 +102,9 @@ def _ts_from_db(value: datetime.datetime) -> datetime.datetime:
     return value.astimezone(_UTC)
 
 
-def _row_from_db(r: Sequence[Any]) -> LedgerRow:
-    return LedgerRow(
-        r[0],
-        r[1],
-        r[2],
-        r[3],
-        r[4],
-        r[5],
-        r[6],
-        r[7].astimezone(_UTC),
-        None if r[8] is None else r[8].astimezone(_UTC),
-        None if r[9] is None else r[9].astimezone(_UTC),
-        r[10],
-        r[11],
-        r[12],
-        r[13],
-        r[14],
-        r[15],
-        r[16],
-        r[17],
-        r[18],
-        r[19],
-        r[20],
-        # jsonb comes back parsed and reordered: re-serialize canonically, which reproduces the stored text.
-        None if r[21] is None else canonjson.dumps(r[21]),
-        r[22],
-        r[23],
-        bytes(r[24]),
-        bytes(r[25]),
-    )
-
-
-def _identity(value: Any) -> Any:
-    return value
+def _meta_from_db(value: Any) -> str:
+    # jsonb comes back parsed and reordered: re-serialize canonically, which reproduces the stored text.
+    return canonjson.dumps(value)
 
 
 DIALECT = Dialect(
@@ -146,11 +114,14 @@ DIALECT = Dialect(
     meta_cast="::jsonb",
     principal_sql="s.meta -> 'caller' ->> 'principal'",
     skip_conflicts=False,
-    id_to_db=_identity,
-    ts_to_db=_identity,
+    id_to_db=as_is,
+    ts_to_db=as_is,
     bool_to_db=bool,
-    row_from_db=_row_from_db,
+    id_from_db=as_is,
     ts_from_db=_ts_from_db,
+    bool_from_db=as_is,
+    meta_from_db=_meta_from_db,
+    hash_from_db=bytes,
     catalog_sql=CATALOG_SQL,
     tail_key_sql="tail_xid",
     tail_param_sql="?::text::xid8",
