@@ -33,6 +33,18 @@ def test_a_regular_file_is_read_within_its_cap(tmp_path: Path) -> None:
     assert str(raised.value) == f'file "{path}" is larger than 4 bytes'
 
 
+def test_read_text_decodes_strict_utf8_and_names_the_first_bad_byte(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes("h\u00e9".encode())
+    assert files.read_text(path, 10) == "h\u00e9"
+    path.write_bytes(b"ok\n\xff")
+    with pytest.raises(files.FileNotText) as raised:
+        files.read_text(path, 10)
+    assert (raised.value.start, str(raised.value)) == (3, f'file "{path}" is not valid UTF-8 (byte 3)')
+    with pytest.raises(files.FileTooLarge):
+        files.read_text(path, 2)
+
+
 @pytest.mark.parametrize("follow_symlinks", [False, True], ids=["no-follow", "follow"])
 def test_a_fifo_is_refused_as_not_a_regular_file(tmp_path: Path, follow_symlinks: bool) -> None:
     fifo = _fifo(tmp_path / "pipe")
@@ -192,6 +204,24 @@ def test_a_fifo_harness_toml_is_refused_promptly(tmp_path: Path) -> None:
     done = _run(workspace, "search_events")
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert f'file "{workspace / "harness.toml"}" is not a regular file' in _message(done)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("search_events", "--finding-metadata", "{bad}"), id="object argument"),
+        pytest.param(("ledger", "verify", "--heads", "{bad}"), id="heads file"),
+        pytest.param(("search_events",), id="harness.toml"),
+    ],
+)
+def test_every_text_file_read_words_bad_utf8_the_same(tmp_path: Path, args: tuple[str, ...]) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    bad = workspace / "harness.toml" if args == ("search_events",) else tmp_path / "bad.json"
+    bad.write_bytes(b"{}\n\xff")
+    done = _run(workspace, *(a.format(bad=bad) for a in args))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert f'file "{bad}" is not valid UTF-8 (byte 3)' in _message(done)
 
 
 def test_keygen_writes_a_private_key_that_signing_accepts(tmp_path: Path) -> None:

@@ -119,10 +119,6 @@ def read_json_argument(name: str, value: str, cap: int, *, want_object: bool = F
 
 def _read_capped_file(name: str, value: str, cap: int) -> str:
     try:
-        data = files.read_regular(value, cap)
+        return files.read_text(value, cap)
     except files.FileRefused as exc:
         raise InvalidInput(f"{name}: {exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{name}: file {echo(value)} is not valid UTF-8 (byte {exc.start})") from None

@@ -303,15 +303,11 @@ def read_redaction_rules(workspace: Path) -> tuple[Rule, ...]:
 def _read_operator_text(path: Path) -> str | None:
     """The UTF-8 text of a file the operator keeps (followed if a symlink), or None when there is none."""
     try:
-        data = files.read_regular(path, CONFIG_MAX_BYTES, follow_symlinks=True)
+        return files.read_text(path, CONFIG_MAX_BYTES, follow_symlinks=True)
     except files.FileMissing:
         return None
     except files.FileRefused as exc:
         raise ConfigError(str(exc)) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: is not UTF-8") from None
 
 
 def _section_values(model: BaseModel) -> dict[str, Any]:

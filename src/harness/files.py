@@ -45,6 +45,14 @@ class FileTooLarge(FileRefused):
         super().__init__(path, f"is larger than {cap:,} bytes")
 
 
+class FileNotText(FileRefused):
+    """The file's bytes are not strict UTF-8; `start` is the offset of the first bad byte."""
+
+    def __init__(self, path: str | os.PathLike[str], start: int) -> None:
+        self.start = start
+        super().__init__(path, f"is not valid UTF-8 (byte {start})")
+
+
 def _unreadable(path: str | os.PathLike[str], exc: OSError) -> FileRefused:
     if isinstance(exc, FileNotFoundError):
         return FileMissing(path, "does not exist")
@@ -84,10 +92,10 @@ def open_regular(
         os.close(fd)
 
 
-def read_capped(fd: int, path: str | os.PathLike[str], cap: int) -> bytes:
-    """At most `cap` bytes from an open descriptor; FileTooLarge when the file holds more (it grew)."""
+def read_prefix(fd: int, path: str | os.PathLike[str], limit: int) -> bytes:
+    """The first `limit` bytes of an open descriptor, fewer when the file ends first."""
     chunks: list[bytes] = []
-    remaining = cap + 1
+    remaining = limit
     try:
         while remaining > 0:
             chunk = os.read(fd, min(remaining, _READ_CHUNK))
@@ -97,7 +105,12 @@ def read_capped(fd: int, path: str | os.PathLike[str], cap: int) -> bytes:
             remaining -= len(chunk)
     except OSError as exc:
         raise _unreadable(path, exc) from None
-    data = b"".join(chunks)
+    return b"".join(chunks)
+
+
+def read_capped(fd: int, path: str | os.PathLike[str], cap: int) -> bytes:
+    """At most `cap` bytes from an open descriptor; FileTooLarge when the file holds more (it grew)."""
+    data = read_prefix(fd, path, cap + 1)
     if len(data) > cap:
         raise FileTooLarge(path, cap)
     return data
@@ -116,6 +129,16 @@ def read_regular(path: str | os.PathLike[str], cap: int, *, follow_symlinks: boo
     """The bytes of a regular file of at most `cap` bytes; raises FileRefused (FileMissing, FileTooLarge)."""
     with open_regular(path, cap=cap, follow_symlinks=follow_symlinks) as (fd, _):
         return read_capped(fd, path, cap)
+
+
+def read_text(path: str | os.PathLike[str], cap: int, *, follow_symlinks: bool = False) -> str:
+    """The strict UTF-8 text of a regular file of at most `cap` bytes; raises FileRefused (FileMissing,
+    FileTooLarge, FileNotText)."""
+    data = read_regular(path, cap, follow_symlinks=follow_symlinks)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileNotText(path, exc.start) from None
 
 
 def write_private(

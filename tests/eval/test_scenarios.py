@@ -3,6 +3,7 @@ or malformed YAML, and mallcop's exam format maps onto ours."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -104,3 +105,17 @@ def test_the_loader_refuses_unsafe_or_malformed_files(tmp_path: Path, text: str,
     path.write_text(text)
     with pytest.raises(ScenarioError, match=problem):
         load_scenario(path)
+
+
+def test_a_scenario_is_read_as_harness_files_reads_any_named_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    # A FIFO named like a scenario is refused before it is opened for reading, which would block.
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario(fifo)
+    assert str(raised.value) == f'file "{fifo}" is not a regular file'
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"id: caf\xe9\n")
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario(latin)
+    assert str(raised.value) == f'file "{latin}" is not valid UTF-8 (byte 7)'

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 
 import httpx2
 import pytest
@@ -105,6 +106,19 @@ def test_sidecar_results_are_served_inert(served: Served, ledger: Ledger) -> Non
     assert reply.headers["content-security-policy"] == "default-src 'none'; sandbox; frame-ancestors 'none'"
     assert reply.headers["x-content-type-options"] == "nosniff"
     assert httpx2.get(f"{served.base}{views.result_url('big', 'not-a-row')}").status_code == 404
+
+
+def test_a_fifo_in_place_of_a_sidecar_file_is_missing_not_a_hung_server(served: Served, ledger: Ledger) -> None:
+    writer = Writer(ledger.store, ledger.workspace, "big", "p")
+    writer.call("search_events", {}, {"events": ["x" * 4000]})
+    end = writer.rows[-1]
+    sidecar = ledger.workspace / str(end.result_sidecar_path)
+    sidecar.unlink()
+    os.mkfifo(sidecar)
+    # An open that blocked on the FIFO would never answer; the timeout turns that into a failure.
+    reply = httpx2.get(f"{served.base}{views.result_url('big', str(end.id))}", timeout=30)
+    assert reply.status_code == 404
+    assert "the sidecar file is missing" in reply.text
 
 
 def test_links_quote_every_piece() -> None:

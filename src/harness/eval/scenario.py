@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness import files
 from harness.rules.corpus import load_strict_yaml
 
 MAX_SCENARIO_BYTES = 4 * 1024 * 1024
@@ -53,14 +54,12 @@ class Scenario(BaseModel):
 def load_scenario(path: Path) -> Scenario:
     """One scenario file, in our format or mallcop's (told apart by mallcop's `detector` and `finding` keys)."""
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot be read: {exc.strerror}") from None
-    if len(data) > MAX_SCENARIO_BYTES:
-        raise ScenarioError(f"{path}: is over {MAX_SCENARIO_BYTES} bytes")
+        text = files.read_text(path, MAX_SCENARIO_BYTES, follow_symlinks=True)
+    except files.FileRefused as exc:
+        raise ScenarioError(str(exc)) from None
     try:
-        document = load_strict_yaml(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        document = load_strict_yaml(text)
+    except ValueError as exc:
         raise ScenarioError(f"{path}: {exc}") from None
     if not isinstance(document, dict):
         raise ScenarioError(f"{path}: a scenario must be a YAML mapping")

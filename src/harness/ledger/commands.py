@@ -194,13 +194,9 @@ def show(
 def read_heads_file(path: Path) -> str:
     """The text of a heads file given by `--heads`: a regular file (harness.files), size-capped, strict UTF-8."""
     try:
-        data = files.read_regular(path, HEADS_FILE_MAX_BYTES)
+        return files.read_text(path, HEADS_FILE_MAX_BYTES)
     except files.FileRefused as exc:
         raise InvalidInput(f"heads: {exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput("heads: the file is not valid UTF-8") from exc
 
 
 def verify_ledger(

@@ -16,6 +16,11 @@ ROW_COLUMNS = (*chain.FIELD_NAMES, "row_hash")
 COLUMNS_SQL = ", ".join(ROW_COLUMNS)
 
 
+def as_is(value: Any) -> Any:
+    """A Dialect conversion for a value the driver already gives (or takes) as the row holds it."""
+    return value
+
+
 class Cursor(Protocol):
     """The DB-API subset both drivers share."""
 
@@ -53,8 +58,12 @@ class Dialect:
     id_to_db: Callable[[uuid.UUID], Any]
     ts_to_db: Callable[[datetime.datetime], Any]
     bool_to_db: Callable[[bool], Any]
-    row_from_db: Callable[[Sequence[Any]], LedgerRow]
+    # The driver's values of the columns it does not hand back as LedgerRow holds them (a NULL is never converted).
+    id_from_db: Callable[[Any], uuid.UUID]
     ts_from_db: Callable[[Any], datetime.datetime]
+    bool_from_db: Callable[[Any], bool]
+    meta_from_db: Callable[[Any], str]
+    hash_from_db: Callable[[Any], bytes]
     # One query listing the ledger's schema objects as (kind, name, definition) rows (catalog.py).
     catalog_sql: str
     # `ledger tail`'s global order (docs/decisions.md, "Ledger tail and signed heads"): the SQL of a row's order
@@ -67,6 +76,39 @@ class Dialect:
     def sql(self, template: str) -> str:
         """Expand `{ti}`, `{co}`, `{tb}`, `{rs}`, `{meta}` and turn `?` into this driver's parameter marker."""
         return _expand(self.prefix, self.param, self.meta_cast, template)
+
+    def row_from_db(self, r: Sequence[Any]) -> LedgerRow:
+        """The LedgerRow of a row of ROW_COLUMNS as the driver returns it (the one row reader of both backends)."""
+        ts = self.ts_from_db
+        started, ended, truncated, meta = r[8], r[9], r[18], r[21]
+        return LedgerRow(
+            self.id_from_db(r[0]),
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            ts(r[7]),
+            None if started is None else ts(started),
+            None if ended is None else ts(ended),
+            r[10],
+            r[11],
+            r[12],
+            r[13],
+            r[14],
+            r[15],
+            r[16],
+            r[17],
+            None if truncated is None else self.bool_from_db(truncated),
+            r[19],
+            r[20],
+            None if meta is None else self.meta_from_db(meta),
+            r[22],
+            r[23],
+            self.hash_from_db(r[24]),
+            self.hash_from_db(r[25]),
+        )
 
     def row_params(self, row: LedgerRow) -> tuple[Any, ...]:
         """The INSERT parameters of a row, in ROW_COLUMNS order."""

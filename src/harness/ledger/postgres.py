@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import functools
@@ -17,9 +18,8 @@ import psycopg_pool
 from psycopg import sql
 
 from harness.ledger import catalog, chain, migrations
-from harness.ledger.dialect import Dialect
+from harness.ledger.dialect import Dialect, as_is
 from harness.ledger.errors import LedgerBackendError, LedgerError, LedgerIntegrityError
-from harness.ledger.model import LedgerRow
 from harness.ledger.records import Clock
 from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings
@@ -40,14 +40,6 @@ _ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _RETRIED_CONSTRAINTS = ("tool_invocations_chain", "tool_invocations_call_key", "conversations_pkey")
 _UTC = datetime.UTC
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('triage-harness.ledger:' || %s, 0))"
-
-_BOOTSTRAP = """CREATE TABLE IF NOT EXISTS ledger.schema_migrations (
-  version integer PRIMARY KEY CHECK (version >= 1),
-  name text NOT NULL,
-  checksum text NOT NULL CHECK (length(checksum) = 64),
-  applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  applied_by text NOT NULL DEFAULT session_user
-)"""
 
 
 # Every ledger object as it bears on the guards. Owners are compared with the schema owner (role names are
@@ -110,40 +102,9 @@ def _ts_from_db(value: datetime.datetime) -> datetime.datetime:
     return value.astimezone(_UTC)
 
 
-def _row_from_db(r: Sequence[Any]) -> LedgerRow:
-    return LedgerRow(
-        r[0],
-        r[1],
-        r[2],
-        r[3],
-        r[4],
-        r[5],
-        r[6],
-        r[7].astimezone(_UTC),
-        None if r[8] is None else r[8].astimezone(_UTC),
-        None if r[9] is None else r[9].astimezone(_UTC),
-        r[10],
-        r[11],
-        r[12],
-        r[13],
-        r[14],
-        r[15],
-        r[16],
-        r[17],
-        r[18],
-        r[19],
-        r[20],
-        # jsonb comes back parsed and reordered: re-serialize canonically, which reproduces the stored text.
-        None if r[21] is None else canonjson.dumps(r[21]),
-        r[22],
-        r[23],
-        bytes(r[24]),
-        bytes(r[25]),
-    )
-
-
-def _identity(value: Any) -> Any:
-    return value
+def _meta_from_db(value: Any) -> str:
+    # jsonb comes back parsed and reordered: re-serialize canonically, which reproduces the stored text.
+    return canonjson.dumps(value)
 
 
 DIALECT = Dialect(
@@ -153,11 +114,14 @@ DIALECT = Dialect(
     meta_cast="::jsonb",
     principal_sql="s.meta -> 'caller' ->> 'principal'",
     skip_conflicts=False,
-    id_to_db=_identity,
-    ts_to_db=_identity,
+    id_to_db=as_is,
+    ts_to_db=as_is,
     bool_to_db=bool,
-    row_from_db=_row_from_db,
+    id_from_db=as_is,
     ts_from_db=_ts_from_db,
+    bool_from_db=as_is,
+    meta_from_db=_meta_from_db,
+    hash_from_db=bytes,
     catalog_sql=CATALOG_SQL,
     tail_key_sql="tail_xid",
     tail_param_sql="?::text::xid8",
@@ -186,10 +150,48 @@ def _describe(exc: BaseException, redact: Callable[[str], str]) -> str:
     return redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
 
 
+def _unavailable(problem: str) -> LedgerBackendError:
+    return LedgerBackendError(f"PostgreSQL ledger unavailable: {problem}")
+
+
 def _mapped(exc: BaseException, redact: Callable[[str], str]) -> LedgerError:
     if isinstance(exc, psycopg.IntegrityError):
         return LedgerIntegrityError(f"ledger constraint failed: {_describe(exc, redact)}")
-    return LedgerBackendError(f"PostgreSQL ledger unavailable: {_describe(exc, redact)}")
+    return _unavailable(_describe(exc, redact))
+
+
+def open_pool(
+    dsn: str,
+    kwargs: dict[str, Any],
+    *,
+    max_size: int,
+    timeout_s: float,
+    name: str,
+    unavailable: Callable[[str], Exception],
+) -> psycopg_pool.ConnectionPool:
+    """The ledger's or the store's pool of at most `max_size` connections, open once one connection is made;
+    `unavailable(problem)` is raised when none can be made within `timeout_s`."""
+    pool = psycopg_pool.ConnectionPool(
+        dsn, kwargs=kwargs, min_size=1, max_size=max_size, open=False, timeout=timeout_s, name=name
+    )
+    try:
+        pool.open(wait=True, timeout=timeout_s)
+    except psycopg_pool.PoolTimeout as exc:
+        pool.close()
+        raise unavailable("the connection pool could not connect") from exc
+    return pool
+
+
+@contextmanager
+def pooled(
+    pool: psycopg_pool.ConnectionPool, unavailable: Callable[[str], Exception]
+) -> Iterator[psycopg.Connection[Any]]:
+    """A connection of `pool` for the block; `unavailable(problem)` when the pool hands none out in its timeout."""
+    try:
+        with pool.connection() as conn:
+            yield conn
+    except psycopg_pool.PoolTimeout as exc:
+        raise unavailable("no pooled connection within the timeout") from exc
 
 
 def applied_migrations(cur: psycopg.Cursor[Any], schema: str) -> list[migrations.Applied]:
@@ -266,13 +268,8 @@ class PostgresStore(SqlStore):
         self._readonly = readonly
         self._cursor_names = itertools.count(1)
 
-    @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except psycopg_pool.PoolTimeout as exc:
-            raise LedgerBackendError("PostgreSQL ledger unavailable: no pooled connection within the timeout") from exc
+    def _connection(self) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]:
+        return pooled(self._pool, _unavailable)
 
     def _write_once(self, conversation_ids: Sequence[str], work: WriteWork[T], *, implicit: bool = False) -> T:
         """One write transaction in pipeline mode: the locks, then `work`; committed when the pipeline syncs.
@@ -417,20 +414,14 @@ def open_postgres_store(
             _warn_on_excess_privileges(cur)
     except psycopg.Error as exc:
         raise _mapped(exc, redactor.redact) from exc
-    pool = psycopg_pool.ConnectionPool(
+    pool = open_pool(
         dsn,
-        kwargs=kwargs,
-        min_size=1,
+        kwargs,
         max_size=settings.pool_max,
-        open=False,
-        timeout=settings.connect_timeout_s,
+        timeout_s=settings.connect_timeout_s,
         name="triage-harness-ledger",
+        unavailable=_unavailable,
     )
-    try:
-        pool.open(wait=True, timeout=settings.connect_timeout_s)
-    except psycopg_pool.PoolTimeout as exc:
-        pool.close()
-        raise LedgerBackendError("PostgreSQL ledger unavailable: the connection pool could not connect") from exc
     return PostgresStore(
         pool,
         redactor=redactor,
@@ -444,7 +435,7 @@ def open_postgres_store(
 
 @dataclasses.dataclass(frozen=True)
 class MigrationReport:
-    """What `harness ledger migrate` did (or, with dry_run, would do) on PostgreSQL."""
+    """What `harness ledger migrate` or `harness store migrate` did (or, with dry_run, would do) on PostgreSQL."""
 
     from_version: int
     to_version: int
@@ -453,6 +444,28 @@ class MigrationReport:
     app: str | None
     created: list[str]
     dry_run: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class PgSchema:
+    """What the one migration runner needs to know of a PostgreSQL schema it migrates (the ledger's, the store's)."""
+
+    name: str
+    shipped: Callable[[], Sequence[migrations.Migration]]
+    # pg_advisory_lock key that serializes the schema's migration runs.
+    lock_key: int
+    # Grants the app role its privileges on the schema's tables.
+    grant_app: Callable[[psycopg.Cursor[Any], str], None]
+
+    def bootstrap(self) -> str:
+        """The schema_migrations table, created before the first migration so that it can record it."""
+        return f"""CREATE TABLE IF NOT EXISTS {self.name}.schema_migrations (
+  version integer PRIMARY KEY CHECK (version >= 1),
+  name text NOT NULL,
+  checksum text NOT NULL CHECK (length(checksum) = 64),
+  applied_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  applied_by text NOT NULL DEFAULT session_user
+)"""
 
 
 def _check_role_name(name: str) -> str:
@@ -493,23 +506,50 @@ def migrate_postgres(
 
     Driver errors become LedgerBackendError with their text passed through `redact`.
     """
-    owner, app = _check_role_name(owner_role), _check_role_name(app_role)
-    logins = [_check_role_name(name) for name in grant_app_to]
     try:
-        with psycopg.connect(admin_dsn or dsn, **connection_kwargs(settings)) as conn:
-            cur = conn.cursor()
-            cur.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
-            try:
-                return _migrate_locked(cur, owner, app, logins, admin=admin_dsn is not None, dry_run=dry_run)
-            finally:
-                if not conn.broken:
-                    cur.execute("RESET ROLE")
-                    cur.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+        return migrate_schema(
+            LEDGER_SCHEMA,
+            dsn,
+            connection_kwargs(settings),
+            admin_dsn=admin_dsn,
+            owner_role=owner_role,
+            app_role=app_role,
+            grant_app_to=grant_app_to,
+            dry_run=dry_run,
+        )
     except psycopg.Error as exc:
         raise LedgerBackendError(f"PostgreSQL ledger migration failed: {_describe(exc, redact)}") from exc
 
 
-def apply_as_owner(
+def migrate_schema(
+    target: PgSchema,
+    dsn: str,
+    connect: dict[str, Any],
+    *,
+    admin_dsn: str | None,
+    owner_role: str,
+    app_role: str,
+    grant_app_to: Sequence[str],
+    dry_run: bool,
+) -> MigrationReport:
+    """The one `migrate` of the ledger's and the store's PostgreSQL schemas: under the schema's advisory lock, apply
+    its missing migrations; with `admin_dsn`, also create the missing roles, own the schema as `owner_role` and grant
+    `app_role`. `connect` is the connection keywords. A bad role name is a ValueError; driver errors propagate for
+    the caller to word, and a refused plan is a LedgerBackendError."""
+    owner, app = _check_role_name(owner_role), _check_role_name(app_role)
+    logins = [_check_role_name(name) for name in grant_app_to]
+    with psycopg.connect(admin_dsn or dsn, **connect) as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT pg_advisory_lock(%s)", (target.lock_key,))
+        try:
+            return _migrate_locked(cur, target, owner, app, logins, admin=admin_dsn is not None, dry_run=dry_run)
+        finally:
+            if not conn.broken:
+                cur.execute("RESET ROLE")
+                cur.execute("SELECT pg_advisory_unlock(%s)", (target.lock_key,))
+
+
+def _apply_as_owner(
     cur: psycopg.Cursor[Any],
     schema: str,
     owner: str,
@@ -519,8 +559,7 @@ def apply_as_owner(
     admin: bool,
     bootstrap: str,
 ) -> None:
-    """The one migration runner of the ledger's and the store's PostgreSQL schemas: with `admin`, create the
-    roles found missing and make `owner` own `schema`, then apply `todo` in order as the owner, each migration
+    """With `admin`, create the roles found missing and make `owner` own `schema`, then apply `todo` in order as the owner, each migration
     in its own transaction with its checksum row in `schema`.schema_migrations."""
     owner_id = sql.Identifier(owner)
     if admin:
@@ -549,31 +588,35 @@ def apply_as_owner(
 
 
 def _migrate_locked(
-    cur: psycopg.Cursor[Any], owner: str, app: str, logins: list[str], *, admin: bool, dry_run: bool
+    cur: psycopg.Cursor[Any], target: PgSchema, owner: str, app: str, logins: list[str], *, admin: bool, dry_run: bool
 ) -> MigrationReport:
-    applied = _applied(cur)
+    applied = applied_migrations(cur, target.name)
     from_version = max((a.version for a in applied), default=0)
-    todo = migrations.pending("postgres", applied)
-    to_version = migrations.target_version("postgres")
+    shipped = target.shipped()
+    todo = migrations.still_to_apply(shipped, applied, target.name)
+    to_version = len(shipped)
     if admin:
         created = [name for name in (owner, app) if not _role_exists(cur, name)]
+        granted: str | None = app
     else:
         cur.execute("SELECT current_user")
         owner = cur.fetchone()[0]
         created = []
-        app_exists = _role_exists(cur, app)
+        granted = app if _role_exists(cur, app) else None
     for login in logins:
         if not _role_exists(cur, login):
             raise LedgerBackendError(f"--grant-app-to: role {login} does not exist")
     if dry_run:
-        return MigrationReport(
-            from_version, to_version, todo, owner, app if admin or app_exists else None, created, True
-        )
-
-    apply_as_owner(cur, "ledger", owner, created, todo, admin=admin, bootstrap=_BOOTSTRAP)
-    if admin or app_exists:
-        _grant_app(cur, app)
+        return MigrationReport(from_version, to_version, todo, owner, granted, created, True)
+    _apply_as_owner(cur, target.name, owner, created, todo, admin=admin, bootstrap=target.bootstrap())
+    if granted is not None:
+        target.grant_app(cur, app)
     cur.execute("RESET ROLE")
     for login in logins:
         cur.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(app), sql.Identifier(login)))
-    return MigrationReport(from_version, to_version, todo, owner, app if admin or app_exists else None, created, False)
+    return MigrationReport(from_version, to_version, todo, owner, granted, created, False)
+
+
+LEDGER_SCHEMA = PgSchema(
+    name="ledger", shipped=lambda: migrations.shipped("postgres"), lock_key=MIGRATION_LOCK_KEY, grant_app=_grant_app
+)

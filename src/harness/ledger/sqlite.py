@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.ledger import catalog, chain, migrations
-from harness.ledger.dialect import Dialect
+from harness.ledger.dialect import Dialect, as_is
 from harness.ledger.errors import LedgerBackendError, LedgerError, LedgerIntegrityError
-from harness.ledger.model import LedgerRow, format_ts
+from harness.ledger.model import format_ts
 from harness.ledger.records import Clock
 from harness.ledger.redaction_boundary import LedgerRedactor
 from harness.ledger.settings import LedgerSettings
@@ -48,38 +48,6 @@ def _ts_from_db(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text)
 
 
-def _row_from_db(r: Sequence[Any]) -> LedgerRow:
-    parse = datetime.datetime.fromisoformat
-    return LedgerRow(
-        uuid.UUID(r[0]),
-        r[1],
-        r[2],
-        r[3],
-        r[4],
-        r[5],
-        r[6],
-        parse(r[7]),
-        None if r[8] is None else parse(r[8]),
-        None if r[9] is None else parse(r[9]),
-        r[10],
-        r[11],
-        r[12],
-        r[13],
-        r[14],
-        r[15],
-        r[16],
-        r[17],
-        None if r[18] is None else bool(r[18]),
-        r[19],
-        r[20],
-        r[21],
-        r[22],
-        r[23],
-        r[24],
-        r[25],
-    )
-
-
 DIALECT = Dialect(
     name="sqlite",
     prefix="",
@@ -90,8 +58,11 @@ DIALECT = Dialect(
     id_to_db=str,
     ts_to_db=format_ts,
     bool_to_db=int,
-    row_from_db=_row_from_db,
+    id_from_db=uuid.UUID,
     ts_from_db=_ts_from_db,
+    bool_from_db=bool,
+    meta_from_db=as_is,
+    hash_from_db=as_is,
     catalog_sql=CATALOG_SQL,
     # One writer at a time assigns rowids in commit order.
     tail_key_sql="rowid",

@@ -128,10 +128,8 @@ class IndexView(StoreView):
 
     @_or_replay
     def stored_line(self, stream: str, key: str) -> bytes | None:
-        if not _encodable([key]):
-            return None
-        rows = self._query(f"SELECT line FROM {table_name(stream)} WHERE lid = ?", (key,))
-        return bytes(rows[0][0]) if rows else None
+        line = self._by_lid(stream, "line", key)
+        return None if line is None else bytes(line)
 
     @_or_replay
     def latest_baseline(self) -> Baseline | None:
@@ -155,10 +153,16 @@ class IndexView(StoreView):
 
     @_or_replay
     def exact_id(self, stream: str, lowered: str) -> str | None:
-        if not _encodable([lowered]):
+        found = self._by_lid(stream, "id", lowered)
+        return None if found is None else str(found)
+
+    def _by_lid(self, stream: str, column: str, lid: str) -> Any:
+        """`column` of the record whose lower-cased id is `lid`; None when there is none (or `lid` cannot be
+        stored)."""
+        if not _encodable([lid]):
             return None
-        rows = self._query(f"SELECT id FROM {table_name(stream)} WHERE lid = ?", (lowered,))
-        return str(rows[0][0]) if rows else None
+        rows = self._query(f"SELECT {column} FROM {table_name(stream)} WHERE lid = ?", (lid,))
+        return rows[0][0] if rows else None
 
     @_or_replay
     def prefix_ids(self, stream: str, prefixes: Sequence[str], show: int) -> tuple[int, list[str]]:

@@ -71,13 +71,18 @@ class _Input:
     def large(self) -> bool:
         return (self.size if self.size is not None else self.consumed) > PROGRESS_MIN_BYTES
 
-    def readline(self, line_number: int) -> bytes:
+    def _read(self, read: Callable[[int], bytes], size: int) -> bytes:
+        """`read(size)`, a read method of the handle; damaged gzip data is an InvalidInput naming the input (a plain
+        file's errors are left as they are)."""
         try:
-            line = self._handle.readline(MAX_DOCUMENT_BYTES + 1)
+            return read(size)
         except _UNREADABLE_GZIP as exc:
             if self._handle is self._raw:
                 raise
             raise InvalidInput(f"{self.name}: unreadable gzip data: {exc}") from exc
+
+    def readline(self, line_number: int) -> bytes:
+        line = self._read(self._handle.readline, MAX_DOCUMENT_BYTES + 1)
         if len(line) > MAX_DOCUMENT_BYTES:
             raise InvalidInput(f"{self.name}:{line_number}: line longer than {MAX_DOCUMENT_BYTES} bytes")
         self.consumed += len(line)
@@ -96,12 +101,7 @@ class _Input:
                 return head, number, line
 
     def rest(self, head: bytes, cap: int) -> bytes:
-        try:
-            data = head + self._handle.read(cap + 1 - len(head))
-        except _UNREADABLE_GZIP as exc:
-            if self._handle is self._raw:
-                raise
-            raise InvalidInput(f"{self.name}: unreadable gzip data: {exc}") from exc
+        data = head + self._read(self._handle.read, cap + 1 - len(head))
         if len(data) > cap:
             raise InvalidInput(f"{self.name}: input larger than {cap} bytes")
         self.consumed += len(data) - len(head)

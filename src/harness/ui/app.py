@@ -8,8 +8,6 @@ import collections
 import dataclasses
 import datetime
 import logging
-import os
-import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from harness import files
 from harness.errors import HarnessError, InvalidInput
 from harness.ledger import ids
 from harness.ledger.browse import ConversationFilter, PageKey
@@ -153,13 +152,11 @@ def read_sidecar(workspace: Path, relpath: str) -> str | None:
     if parts[0] != SIDECAR_DIR or any(p in ("", ".", "..") for p in parts):
         return None
     try:
-        fd = os.open(workspace.joinpath(*parts), os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
+        # harness.files: a FIFO or device swapped in for the file is refused instead of blocking the server.
+        with files.open_regular(workspace.joinpath(*parts)) as (fd, _):
+            data = files.read_prefix(fd, relpath, SIDECAR_READ_MAX)
+    except files.FileRefused:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        data = handle.read(SIDECAR_READ_MAX)
     return data.decode("utf-8", errors="replace")
 
 

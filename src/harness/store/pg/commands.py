@@ -39,4 +39,11 @@ def migrate_store(
         )
     except ValueError as exc:
         raise InvalidInput(str(exc)) from exc
-    return report.document()
+    return {
+        "applied": [f"{m.version:04d}_{m.name}" for m in report.applied],
+        "backend": "postgresql",
+        "dry_run": report.dry_run,
+        "from_version": report.from_version,
+        "roles": {"app": report.app, "created": report.created, "owner": report.owner},
+        "to_version": report.to_version,
+    }

@@ -9,6 +9,7 @@ several machines neither lose nor duplicate a record. Reads run in one REPEATABL
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -21,7 +22,7 @@ import psycopg
 import psycopg_pool
 from psycopg import sql
 
-from harness.ledger.postgres import _describe
+from harness.ledger.postgres import _describe, open_pool, pooled
 from harness.store.append import AppendResult, EncodedBatch, StoredConflict, _document_survivors
 from harness.store.baseline_model import Baseline
 from harness.store.git import unavailable
@@ -39,6 +40,10 @@ PROBE_CHUNK = 10_000
 _TIP = "SELECT coalesce(max(n), 0) FROM store.batches"
 
 
+def _pg_unavailable(problem: str) -> Exception:
+    return unavailable(f"PostgreSQL: {problem}")
+
+
 class PgStore:
     """A store in schema `store` of one PostgreSQL database; see the module docstring."""
 
@@ -53,13 +58,8 @@ class PgStore:
     def _unavailable(self, exc: BaseException) -> Exception:
         return unavailable(f"PostgreSQL: {_describe(exc, self._redact)}")
 
-    @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except psycopg_pool.PoolTimeout as exc:
-            raise unavailable("PostgreSQL: no pooled connection within the timeout") from exc
+    def _connection(self) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]:
+        return pooled(self._pool, _pg_unavailable)
 
     def exists(self) -> bool:
         """A migrated database is a store (it may be empty)."""
@@ -225,18 +225,12 @@ def open_pg_store(dsn: str, *, connect: dict[str, Any], pool_max: int, redact: C
             schema.check_schema(conn.cursor())
     except psycopg.Error as exc:
         raise unavailable(f"PostgreSQL: {_describe(exc, redact)}") from exc
-    pool = psycopg_pool.ConnectionPool(
+    pool = open_pool(
         dsn,
-        kwargs=connect,
-        min_size=1,
+        connect,
         max_size=pool_max,
-        open=False,
-        timeout=connect["connect_timeout"],
+        timeout_s=connect["connect_timeout"],
         name="triage-harness-store",
+        unavailable=_pg_unavailable,
     )
-    try:
-        pool.open(wait=True, timeout=connect["connect_timeout"])
-    except psycopg_pool.PoolTimeout as exc:
-        pool.close()
-        raise unavailable("PostgreSQL: the connection pool could not connect") from exc
     return PgStore(pool, redact)
