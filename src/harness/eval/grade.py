@@ -37,6 +37,8 @@ FAILURE_CLASSES = (
     "unverified_verdict",
     "wrong_verdict",
 )
+# The classes only a triage scenario (expected.verdict) can end in; the resolution ones only an investigation one.
+TRIAGE_FAILURE_CLASSES = ("no_verdict", "unverified_verdict", "wrong_verdict")
 VERIFY = "fp_agent_verify"
 
 
