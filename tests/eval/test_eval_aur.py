@@ -5,6 +5,7 @@ scripted agent's wrong, unverified and missing verdicts graded from the ledger's
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from harness.eval.aur import serve_aur
 from harness.eval.grade import TRIAGE_FAILURE_CLASSES
 from harness.eval.sandbox import build_workspace
 from harness.eval.scenario import ScenarioError, load_scenario, load_scenarios
+from harness.text import canonjson
 from harness.triage.services import aur
 
 pytestmark = pytest.mark.timeout(3000)
@@ -195,3 +197,16 @@ def test_the_loader_refuses_malformed_triage_scenarios(tmp_path: Path, change: d
     path.write_text(yaml.safe_dump(document))
     with pytest.raises(ScenarioError, match=problem):
         load_scenario(path)
+
+
+def test_the_agent_gets_the_alert_in_its_task_text_and_environment(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.json"
+    agent = (f"{sys.executable} -c \"import json, os; open({str(seen)!r}, 'w').write(json.dumps("
+             "{k: os.environ[k] for k in ('HARNESS_EVAL_TASK', 'HARNESS_EVAL_ALERT', 'HARNESS_EVAL_FINDING_ID')}))\"")
+    report = eval_run(str(CORPUS / "aur-phantom-install-fp.yaml"), "--agent", agent)
+    assert report["scenarios"][0]["passes"][0]["failure"] == "no_verdict"
+    env = json.loads(seen.read_text())
+    document = corpus_document("aur-phantom-install-fp")
+    alert = canonjson.dumps({**document["alert"], "findings": [{"url": "", **f} for f in document["alert"]["findings"]]})
+    assert env == {"HARNESS_EVAL_TASK": f"{document['task']}\n\nAlert:\n{alert}", "HARNESS_EVAL_ALERT": alert,
+                   "HARNESS_EVAL_FINDING_ID": ""}
