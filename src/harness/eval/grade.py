@@ -1,11 +1,15 @@
 """Grading one pass (docs/eval.md) from what the harness recorded, never from the agent's own report: the ledger
-(which tools were called, with what) and the resolutions stream (what was proposed and whether it verified).
+(which tools were called, with what; for a triage scenario the result of each fp_agent_verify call) and the
+resolutions stream (what was proposed and whether it verified).
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +17,8 @@ from typing import Any
 from harness.context import build_context
 from harness.eval.sandbox import AgentRun, evidence_state, settings
 from harness.eval.scenario import Scenario
+from harness.ledger import commands
+from harness.ledger.store import LedgerStore, open_store
 from harness.store import Store
 from harness.store.resolution_model import STREAM
 from harness.surface import OPERATIONS
@@ -27,7 +33,13 @@ FAILURE_CLASSES = (
     "forged_citation",
     "unverified_resolution",
     "wrong_action",
+    "no_verdict",
+    "unverified_verdict",
+    "wrong_verdict",
 )
+# The classes only a triage scenario (expected.verdict) can end in; the resolution ones only an investigation one.
+TRIAGE_FAILURE_CLASSES = ("no_verdict", "unverified_verdict", "wrong_verdict")
+VERIFY = "fp_agent_verify"
 
 
 @dataclass
@@ -39,31 +51,70 @@ class Grade:
     proposed_action: str
     verified: bool
     tool_calls: dict[str, int] = field(default_factory=dict)
+    proposed_verdict: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "passed": self.passed,
             "failure": self.failure,
             "proposed_action": self.proposed_action,
+            "proposed_verdict": self.proposed_verdict,
             "verified": self.verified,
             "tool_calls": dict(sorted(self.tool_calls.items())),
             "tool_call_total": sum(self.tool_calls.values()),
         }
 
 
-def ledger_rows(workspace: Path) -> list[dict[str, Any]]:
-    """Every ledger row of the workspace, in chain order: what `harness ledger export` prints, read in-process
-    (a missing ledger reads as empty and is not created)."""
-    from harness.ledger import commands
-    from harness.ledger.store import open_store
-
+@contextmanager
+def _ledger(workspace: Path) -> Iterator[LedgerStore]:
+    """The workspace's ledger as its server wrote it (a missing ledger reads as empty and is not created)."""
     context = build_context(settings(workspace))
     store = open_store(context.settings.ledger_target, redactor=context.redactor, clock=context.clock,
                        settings=context.settings.ledger, create=False)
     try:
-        return [json.loads(line) for line in commands.export_lines(store)]
+        yield store
     finally:
         store.close()
+
+
+def ledger_rows(workspace: Path) -> list[dict[str, Any]]:
+    """Every ledger row of the workspace, in chain order: what `harness ledger export` prints, read in-process."""
+    with _ledger(workspace) as store:
+        return [json.loads(line) for line in commands.export_lines(store)]
+
+
+def _call_key(row: dict[str, Any]) -> tuple[str, str, str]:
+    return (str(row.get("conversation_id")), str(row.get("request_id")), str(row.get("tool_call_id")))
+
+
+def verify_results(workspace: Path) -> list[dict[str, Any]]:
+    """The result of every fp_agent_verify call over MCP that returned one, in chain order, as the ledger's end
+    rows hold it (the full result is the row's stored sidecar when it is over the preview cap). Error ends
+    (an invalid verdict) carry no result and are not verdicts."""
+    results = []
+    with _ledger(workspace) as store:
+        rows = [json.loads(line) for line in commands.export_lines(store)]
+        # The surface is recorded on the start row; its end row shares the call's key.
+        mcp = {
+            _call_key(row) for row in rows
+            if row.get("event") == "start" and (row.get("meta") or {}).get("surface") == "mcp"
+        }
+        ends = [
+            row for row in rows
+            if row.get("event") == "end" and row.get("tool_name") == VERIFY and row.get("status") == "ok"
+            and _call_key(row) in mcp
+        ]
+        with store.snapshot() as snap:
+            for row in sorted(ends, key=lambda r: int(r["chain_seq"])):
+                text = snap.sidecar(uuid.UUID(row["id"])) if row.get("result_sidecar_path") else row["result_preview"]
+                try:
+                    result = json.loads(text or "")
+                except ValueError:
+                    # A result the ledger could not keep whole is no evidence of a verdict: fail closed.
+                    continue
+                if isinstance(result, dict):
+                    results.append(result)
+    return results
 
 
 def _forged(record: dict[str, Any]) -> bool:
@@ -98,6 +149,8 @@ def grade(
     mcp = [row for row in starts if (row.get("meta") or {}).get("surface") == "mcp"]
     calls = Counter(str(row["tool_name"]) for row in mcp)
     operator_writes = [row for row in starts if str(row.get("tool_name", "")).startswith("cli.")]
+    if scenario.triage:
+        return _grade_verdict(scenario, workspace, run, setup_state, toolset_ops, calls, bool(operator_writes))
     record = latest_resolution(workspace, scenario.finding_id)
     proposed = record["action"] if record is not None else ""
     verified = bool(record["verified"]) if record is not None else False
@@ -120,6 +173,40 @@ def grade(
     if proposed != scenario.expected.action:
         return failed("wrong_action")
     return Grade(True, "", proposed, verified, dict(calls))
+
+
+def _grade_verdict(
+    scenario: Scenario,
+    workspace: Path,
+    run: AgentRun,
+    setup_state: dict[str, str],
+    toolset_ops: frozenset[str],
+    calls: Counter[str],
+    operator_writes: bool,
+) -> Grade:
+    """A triage pass: the last verdict fp_agent_verify returned must be an expected one, and verified unless it is
+    `uncertain` (never verified, docs/triage.md §9: escalating to a human is the verdict then)."""
+    results = verify_results(workspace)
+    last = results[-1] if results else None
+    said = str(last.get("verdict", "")) if last is not None else ""
+    verified = last.get("verified") is True if last is not None else False
+
+    def graded(failure: str) -> Grade:
+        return Grade(not failure, failure, "", verified, dict(calls), said)
+
+    if run.timed_out:
+        return graded("timeout")
+    if operator_writes or evidence_state(workspace) != setup_state:
+        return graded("edited_store")
+    if any(name not in toolset_ops for name in calls):
+        return graded("outside_toolset")
+    if last is None:
+        return graded("no_verdict")
+    if said != "uncertain" and not verified:
+        return graded("unverified_verdict")
+    if said not in scenario.expected.verdict:
+        return graded("wrong_verdict")
+    return graded("")
 
 
 def toolset_operations(toolsets: str) -> frozenset[str]:

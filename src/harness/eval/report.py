@@ -26,7 +26,8 @@ def scenario_entry(scenario: Scenario, grades: list[Grade]) -> dict[str, Any]:
         "id": scenario.id,
         "family": scenario.family,
         "kind": scenario.kind,
-        "expected_action": scenario.expected.action,
+        "expected_action": scenario.expected.action or "",
+        "expected_verdict": list(scenario.expected.verdict),
         "passes": [grade.as_dict() for grade in grades],
         "pass_rate": _rate(passed, len(grades)),
         "pass_all": passed == len(grades),
@@ -78,11 +79,13 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     for entry in report["scenarios"]:
         said = ", ".join(
-            f"{p['proposed_action'] or 'none'} ({'yes' if p['verified'] else 'no'})" for p in entry["passes"]
+            f"{p['proposed_action'] or p['proposed_verdict'] or 'none'} ({'yes' if p['verified'] else 'no'})"
+            for p in entry["passes"]
         )
         failures = ", ".join(f"{name} x{count}" for name, count in entry["failures"].items()) or "-"
+        expected = entry["expected_action"] or " or ".join(entry["expected_verdict"])
         lines.append(
-            f"| {_cell(entry['id'])} | {_cell(entry['family'])} | {entry['kind']} | {entry['expected_action']} | "
+            f"| {_cell(entry['id'])} | {_cell(entry['family'])} | {entry['kind']} | {expected} | "
             f"{entry['pass_rate']:.2f} | {'yes' if entry['pass_all'] else 'no'} | {said} | "
             f"{entry['median_tool_calls']} | {failures} |"
         )

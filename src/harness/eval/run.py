@@ -5,13 +5,15 @@ from __future__ import annotations
 import shlex
 import shutil
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from harness.errors import InvalidInput
+from harness.eval.aur import serve_aur
 from harness.eval.grade import Grade, grade, toolset_operations
 from harness.eval.report import build_report, markdown
-from harness.eval.sandbox import TOOLSETS, build_workspace, evidence_state, run_agent, start_server
+from harness.eval.sandbox import build_workspace, evidence_state, run_agent, start_server
 from harness.eval.scenario import Scenario, ScenarioError, load_scenarios, slug
 from harness.text import canonjson
 from harness.text.sanitize import echo
@@ -22,12 +24,14 @@ MAX_PASSES = 100
 def _one_pass(scenario: Scenario, argv: list[str], root: Path, logs: Path) -> tuple[Grade, float]:
     workspace = build_workspace(scenario, root)
     setup_state = evidence_state(workspace)
-    server = start_server(workspace, logs.with_suffix(".server.stderr"))
-    try:
-        run = run_agent(argv, scenario, server, root / "agent", logs)
-    finally:
-        server.stop()
-    return grade(scenario, workspace, run, setup_state, toolset_operations(TOOLSETS)), run.seconds
+    # A triage scenario's loopback AUR lives exactly as long as the pass's server (harness.eval.aur).
+    with serve_aur(scenario.aur, workspace) if scenario.aur is not None else nullcontext():
+        server = start_server(workspace, logs.with_suffix(".server.stderr"), scenario.toolsets)
+        try:
+            run = run_agent(argv, scenario, server, root / "agent", logs)
+        finally:
+            server.stop()
+    return grade(scenario, workspace, run, setup_state, toolset_operations(scenario.toolsets)), run.seconds
 
 
 def run_eval(paths: list[Path], agent: str, passes: int, out: Path | None) -> dict[str, Any]:

@@ -92,8 +92,9 @@ class Server:
                 self.process.wait()
 
 
-def start_server(workspace: Path, log: Path) -> Server:
-    """A fresh server on a free loopback port requiring a new bearer token, once it accepts connections."""
+def start_server(workspace: Path, log: Path, toolsets: str = TOOLSETS) -> Server:
+    """A fresh server on a free loopback port serving `toolsets` and requiring a new bearer token, once it accepts
+    connections."""
     port = _free_port()
     token = secrets.token_urlsafe(32)
     # A loopback bind alone serves without a token (docs/decisions.md, "Team server"); the remote-bind path with
@@ -103,7 +104,7 @@ def start_server(workspace: Path, log: Path) -> Server:
     with log.open("wb") as err:
         process = subprocess.Popen(
             [*HARNESS, "--workspace", str(workspace), "serve", "--http", f"127.0.0.1:{port}", "--allow-remote",
-             "--toolsets", TOOLSETS],
+             "--toolsets", toolsets],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
             env={**harness_env(), "HARNESS_SERVE_TOKEN": token},
         )
@@ -137,8 +138,9 @@ def run_agent(argv: list[str], scenario: Scenario, server: Server, cwd: Path, lo
         **harness_env(),
         "HARNESS_EVAL_URL": server.url,
         "HARNESS_EVAL_TOKEN": server.token,
-        "HARNESS_EVAL_TASK": scenario.task,
+        "HARNESS_EVAL_TASK": scenario.task_text(),
         "HARNESS_EVAL_FINDING_ID": scenario.finding_id,
+        "HARNESS_EVAL_ALERT": scenario.alert_json(),
         "HARNESS_EVAL_SCENARIO": scenario.id,
     }
     cwd.mkdir(parents=True, exist_ok=True)

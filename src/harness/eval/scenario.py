@@ -1,7 +1,8 @@
 """Eval scenarios (docs/eval.md): our YAML format, and mallcop's exam scenario format mapped onto it.
 
 A scenario is data only: events, findings, a baseline, an optional rule corpus, the task text and the expected
-action. Nothing in it is executed; it is loaded with the rule corpus's safe YAML loader.
+action; a triage scenario instead carries an AUR fixture, the alert and the expected verdict. Nothing in it is
+executed; it is loaded with the rule corpus's safe YAML loader.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness import files
+from harness.aur.names import is_commit, is_package_name, is_scriptlet_name, is_version
 from harness.rules.corpus import load_strict_yaml
+from harness.text import canonjson
 
 MAX_SCENARIO_BYTES = 4 * 1024 * 1024
 ID_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
@@ -23,12 +26,93 @@ class ScenarioError(ValueError):
     """A scenario file that cannot be used, with the file and the problem."""
 
 
+Verdict = Literal["FP", "TP", "uncertain"]
+AUR_FILES = ("PKGBUILD", ".SRCINFO")
+MAX_AUR_PACKAGES = 16
+
+
 class Expected(BaseModel):
-    """What a correct agent ends with: the latest resolution of the finding, verified, with this action."""
+    """What a correct agent ends with. Investigation: the latest resolution of the finding, verified, with this
+    action. Triage: the latest fp_agent_verify result with one of these verdicts, verified unless `uncertain`
+    (which is never verified)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["resolve", "escalate"]
+    action: Literal["resolve", "escalate"] | None = None
+    verdict: list[Verdict] = Field(default_factory=list, description="One verdict, or the list of acceptable ones.")
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Expected:
+        if (self.action is None) == (not self.verdict):
+            raise ValueError("give exactly one of expected.action (investigation) and expected.verdict (triage)")
+        if len(set(self.verdict)) != len(self.verdict):
+            raise ValueError("expected.verdict names a verdict twice")
+        return self
+
+
+class AurPackage(BaseModel):
+    """One package of a loopback AUR: its RPC record and its files at each commit (text, served as they are)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    pkgbase: str = Field(default="", description="The package base (default: the name).")
+    version: str = Field(description="The RPC record's Version.")
+    on_rpc: bool = Field(default=True, description="false: the RPC knows no such package (taken down).")
+    files: dict[str, dict[str, str]] = Field(description="commit -> file name -> content.")
+
+    @model_validator(mode="after")
+    def _names(self) -> AurPackage:
+        for what, value in (("name", self.name), ("pkgbase", self.pkgbase or self.name)):
+            if not is_package_name(value):
+                raise ValueError(f"aur package {what} {value!r} is not a package name")
+        if not is_version(self.version):
+            raise ValueError(f"aur package {self.name}: version {self.version!r} is not a version")
+        for commit, files in self.files.items():
+            if not is_commit(commit):
+                raise ValueError(f"aur package {self.name}: {commit!r} is not a commit id")
+            for file in files:
+                if file not in AUR_FILES and not is_scriptlet_name(file):
+                    raise ValueError(f"aur package {self.name}: {file!r} is not a file name of an AUR tree")
+        return self
+
+
+class AlertFinding(BaseModel):
+    """One finding of the watcher's alert: the rule that fired and where (docs/triage.md §14.3)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rule_id: str = Field(min_length=1)
+    file: str = Field(min_length=1)
+    line: int | None = Field(default=None, ge=1)
+    url: str = Field(default="", description="The URL the rule fired on, for the source-URL rules.")
+
+
+class Alert(BaseModel):
+    """The watcher alert of a triage scenario, as the agent receives it: the package, the transition it was
+    raised on (versions and AUR commits) and its findings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    package: str
+    old_version: str
+    new_version: str
+    old_commit: str
+    new_commit: str
+    findings: list[AlertFinding] = Field(min_length=1, max_length=64)
+
+
+class AurFixture(BaseModel):
+    """The AUR a triage scenario's pass serves on loopback (harness.eval.aur)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    packages: list[AurPackage] = Field(min_length=1, max_length=MAX_AUR_PACKAGES)
 
 
 class Scenario(BaseModel):
@@ -42,13 +126,46 @@ class Scenario(BaseModel):
     kind: Literal["benign", "malicious", "ambiguous"]
     trap: str = Field(default="", description="What the scenario tests an agent for; documentation only.")
     task: str = Field(min_length=1, description="The task text the agent receives.")
-    finding_id: str = Field(min_length=1, description="The finding the task is about.")
+    finding_id: str = Field(default="", description="The finding the task is about (investigation scenarios).")
     events: list[dict[str, Any]] = Field(default_factory=list)
-    findings: list[dict[str, Any]] = Field(min_length=1)
+    findings: list[dict[str, Any]] = Field(default_factory=list)
     baseline: dict[str, Any] | None = None
     rules: str | None = Field(default=None, description="A rule corpus (YAML text) instead of the embedded one.")
+    aur: AurFixture | None = Field(default=None, description="The loopback AUR of a triage scenario.")
+    alert: Alert | None = Field(default=None, description="The watcher alert a triage agent adjudicates.")
     expected: Expected
     time_limit_s: int = Field(default=60, ge=1, le=3600)
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> Scenario:
+        if self.expected.verdict:
+            if self.aur is None or self.alert is None:
+                raise ValueError("a triage scenario (expected.verdict) needs aur and alert")
+        elif not self.finding_id or not self.findings:
+            raise ValueError("an investigation scenario (expected.action) needs finding_id and findings")
+        elif self.aur is not None or self.alert is not None:
+            raise ValueError("aur and alert belong to triage scenarios (expected.verdict)")
+        return self
+
+    @property
+    def triage(self) -> bool:
+        """Whether the agent is graded on a verdict (fp_agent_verify) rather than a resolution."""
+        return bool(self.expected.verdict)
+
+    @property
+    def toolsets(self) -> str:
+        """The toolsets the pass's server serves: triage scenarios get the triage tools, the others investigate."""
+        return "triage" if self.triage else "investigate"
+
+    def task_text(self) -> str:
+        """What the agent is told: the task, and for a triage scenario the alert as canonical JSON after it."""
+        if self.alert is None:
+            return self.task
+        return f"{self.task}\n\nAlert:\n{self.alert_json()}"
+
+    def alert_json(self) -> str:
+        """The alert as canonical JSON ("" for an investigation scenario)."""
+        return canonjson.dumps(self.alert.model_dump()) if self.alert is not None else ""
 
 
 def load_scenario(path: Path) -> Scenario:

@@ -7,10 +7,16 @@ It reads the finding (search_findings), its events (search_events, get_raw_event
 returns for the predicates the events themselves show, and resolves only when a rule applies and every one of
 the finding's events shows every predicate that rule needs; otherwise it escalates. It never reads free text
 (reasons, titles, payload prose), so instructions planted there cannot steer it.
+
+Given an alert (HARNESS_EVAL_ALERT, a triage scenario) it adjudicates that instead: it proposes FP only when every
+finding has a deterministic check (docs/triage.md §7) and none is FATAL, lets fp_agent_verify read the package's
+files at both commits, and keeps the FP only if it verified; otherwise it records `uncertain` (escalate to a
+human). It never proposes TP: an indicator has to come from reading the package, and it reads no package text.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Any
@@ -18,8 +24,10 @@ from typing import Any
 import anyio
 from mcp import Client
 
+from harness.aur.checks import route
 from harness.eval.agents.client import call, connect
 from harness.investigate.lookup_rules import FLAT_PREDICATES
+from harness.triage.names import is_fatal
 
 MAX_EVENTS = 100
 
@@ -93,13 +101,67 @@ async def decide(client: Client, finding_id: str) -> dict[str, Any]:
     }
 
 
-async def run(finding_id: str) -> None:
+def _evidence(alert: dict[str, Any], claim: str) -> list[dict[str, Any]]:
+    """The alert's findings as verdict evidence items, each with the same fixed claim."""
+    items = []
+    for finding in alert["findings"]:
+        item = {"rule_id": finding["rule_id"], "file": finding["file"], "line": finding["line"], "claim": claim}
+        if finding["url"]:
+            item["url"] = finding["url"]
+        items.append(item)
+    return items
+
+
+def _verdict(alert: dict[str, Any], verdict: str, rationale: str, evidence: list[dict[str, Any]],
+             changes: list[dict[str, Any]]) -> dict[str, Any]:
+    transition = {key: alert[key] for key in ("old_version", "new_version", "old_commit", "new_commit")}
+    return {
+        "schema_version": 1, "package": alert["package"], "verdict": verdict, "confidence": "medium",
+        "rationale": rationale, "transition": transition, "evidence": evidence, "proposed_changes": changes,
+        "code_fixes": [],
+    }
+
+
+def fp_candidate(alert: dict[str, Any]) -> dict[str, Any] | None:
+    """The FP verdict the alert's findings allow, or None when one of them is FATAL (never suppressible) or has
+    no deterministic check (so an FP could never verify)."""
+    findings = alert["findings"]
+    if any(is_fatal(f["rule_id"]) or route(f["rule_id"], f["file"]) == "no_check" for f in findings):
+        return None
+    rules = sorted({f["rule_id"] for f in findings})
+    suppressions = [
+        {"kind": "suppression", "rule_id": rule, "reason": "The finding is re-reported on an unchanged package part."}
+        for rule in rules
+    ]
+    return _verdict(alert, "FP", f"Every finding ({', '.join(rules)}) has a deterministic check; the harness "
+                    "replays them against the AUR at both commits.",
+                    _evidence(alert, "The reported part is unchanged or declared, as the check shows."), suppressions)
+
+
+async def adjudicate(client: Client, alert: dict[str, Any]) -> None:
+    """FP when it verifies, else uncertain; both through fp_agent_verify, which records them in the ledger."""
+    candidate = fp_candidate(alert)
+    if candidate is not None:
+        is_error, result = await call(client, "fp_agent_verify", {"verdict": candidate})
+        if not is_error and result.get("verified") is True:
+            return
+    rationale = ("The alert cannot be shown a false positive by deterministic checks, and no indicator is "
+                 "established from evidence; a human has to decide.")
+    await call(client, "fp_agent_verify", {"verdict": _verdict(
+        alert, "uncertain", rationale, _evidence(alert, "Reported by the watcher; not shown to be a false trigger."),
+        [])})
+
+
+async def run(finding_id: str, alert_json: str) -> None:
     async with connect() as client:
-        await call(client, "resolve_finding", await decide(client, finding_id))
+        if alert_json:
+            await adjudicate(client, json.loads(alert_json))
+        else:
+            await call(client, "resolve_finding", await decide(client, finding_id))
 
 
 def main() -> int:
-    anyio.run(run, os.environ["HARNESS_EVAL_FINDING_ID"])
+    anyio.run(run, os.environ["HARNESS_EVAL_FINDING_ID"], os.environ.get("HARNESS_EVAL_ALERT", ""))
     return 0
 
 
