@@ -28,17 +28,20 @@ FAILURE_CLASSES = (
     "unverified_resolution",
     "wrong_action",
 )
+# Not an agent failure: the harness side of the pass failed (docs/eval.md), so the pass measured nothing.
+HARNESS_ERROR = "harness_error"
 
 
 @dataclass
 class Grade:
-    """One pass's grade; `failure` is "" for a pass."""
+    """One pass's grade; `failure` is "" for a pass; `reason` says why for a harness error."""
 
     passed: bool
     failure: str
     proposed_action: str
     verified: bool
     tool_calls: dict[str, int] = field(default_factory=dict)
+    reason: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -48,7 +51,13 @@ class Grade:
             "verified": self.verified,
             "tool_calls": dict(sorted(self.tool_calls.items())),
             "tool_call_total": sum(self.tool_calls.values()),
+            "reason": self.reason,
         }
+
+
+def harness_error(reason: str) -> Grade:
+    """The grade of a pass whose harness side failed: never a pass, and apart from the agent's failure classes."""
+    return Grade(False, HARNESS_ERROR, "", False, {}, reason)
 
 
 def ledger_rows(workspace: Path) -> list[dict[str, Any]]:
