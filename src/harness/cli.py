@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import shlex
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -1109,7 +1110,12 @@ def eval_group() -> None:
               help="Directory for report.json, its markdown table and the agent and server logs.")
 @operator("cli.eval_run")
 def eval_run_command(app: App, scenarios: tuple[Path, ...], agent: str, passes: int, out: Path | None) -> dict[str, Any]:
-    """Run each scenario N times against a fresh workspace and MCP server, and print the report (JSON)."""
-    from harness.eval.run import run_eval
+    """Run each scenario N times against a fresh workspace and MCP server, and print the report (JSON).
+    SIGTERM or SIGINT stops the agent and the server and exits 128 + the signal number, with nothing on stdout."""
+    from harness.eval.run import Interrupted, run_eval
 
-    return run_eval(list(scenarios), agent, passes, out)
+    try:
+        return run_eval(list(scenarios), agent, passes, out)
+    except Interrupted as exc:
+        click.echo(f"harness eval run: stopped by {signal.Signals(exc.signum).name}; agent and server killed", err=True)
+        sys.exit(exc.exit_code)

@@ -4,7 +4,11 @@ over the MCP SDK client producing every failure class, and the reference agent r
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +17,8 @@ import pytest
 import yaml
 from runners import run_cli
 
-from harness.eval.grade import FAILURE_CLASSES, TRIAGE_FAILURE_CLASSES
-from harness.eval.sandbox import build_workspace, start_server
+from harness.eval.grade import FAILURE_CLASSES, HARNESS_ERROR, TRIAGE_FAILURE_CLASSES
+from harness.eval.sandbox import SERVER_RESTARTS, Children, HarnessSideError, build_workspace, start_server
 from harness.eval.scenario import load_scenario
 
 # Each pass starts a real server and a real agent process: minutes on a loaded machine, never a timing check.
@@ -90,6 +94,9 @@ CASES: list[tuple[dict[str, Any], list[dict[str, Any]], str]] = [
     ),
     (scenario("h-outside"), [{"call": "fp_agent_verify", "arguments": {"verdict": {}}}, resolve(GROUNDED)],
      "outside_toolset"),
+    # The harness side fails: an event without a timestamp cannot be stored, so the workspace cannot be built.
+    ({**scenario("i-unbuildable"), "events": [{"id": "e-1", "source": "azure", "type": "x", "actor": "a"}]},
+     [resolve(GROUNDED)], HARNESS_ERROR),
 ]
 
 
@@ -121,9 +128,26 @@ def test_the_scripted_agents_produce_every_failure_class(scripted_report: tuple[
     got = {entry["id"]: entry["passes"][0]["failure"] for entry in report["scenarios"]}
     assert got == {case["id"]: failure for case, _, failure in CASES}
     investigation_classes = [name for name in FAILURE_CLASSES if name not in TRIAGE_FAILURE_CLASSES]
-    assert set(investigation_classes) == {failure for _, _, failure in CASES if failure}
+    assert set(investigation_classes) == {failure for _, _, failure in CASES if failure} - {HARNESS_ERROR}
     assert report["overall"]["failures"] == {name: 1 for name in investigation_classes}
     assert report["overall"]["pass_rate"] == round(1 / len(CASES), 4)
+
+
+def test_a_harness_error_is_its_own_class_and_the_run_goes_on(scripted_report: tuple[dict[str, Any], Path]) -> None:
+    report, out = scripted_report
+    by_id = {entry["id"]: entry for entry in report["scenarios"]}
+    broken = by_id["i-unbuildable"]
+    (only,) = broken["passes"]
+    assert (only["passed"], only["failure"]) == (False, HARNESS_ERROR)
+    assert only["reason"] == 'InvalidInput: record 0: field "timestamp": is required'
+    assert (broken["failures"], broken["harness_errors"], broken["pass_rate"]) == ({}, 1, 0.0)
+    assert HARNESS_ERROR not in report["overall"]["failures"]
+    assert report["overall"]["harness_errors"] == 1
+    # Every other scenario ran and was graded by what its agent did.
+    assert all(entry["harness_errors"] == 0 for entry in report["scenarios"] if entry is not broken)
+    table = (out / "report.md").read_text()
+    assert "| i-unbuildable | unusual-timing | benign | resolve | 0.00 | no | harness error | 0 | - | 1 |" in table
+    assert '- i-unbuildable pass 1: InvalidInput: record 0: field "timestamp": is required' in table
 
 
 def test_the_grade_comes_from_the_ledger_and_the_resolutions_stream(
@@ -145,8 +169,8 @@ def test_the_report_is_written_as_json_and_markdown(scripted_report: tuple[dict[
     assert json.loads((out / "report.json").read_text()) == report
     table = (out / "report.md").read_text().splitlines()
     assert table[0].startswith("| scenario | family | kind | expected | pass rate | pass^1 |")
-    assert len(table) == 2 + len(CASES) + 1
-    assert "| d-forged | unusual-timing | benign | resolve | 0.00 | no | resolve (no) | 1 | forged_citation x1 |" in table
+    assert len(table) == 2 + len(CASES) + 1 + 4
+    assert "| d-forged | unusual-timing | benign | resolve | 0.00 | no | resolve (no) | 1 | forged_citation x1 | 0 |" in table
 
 
 CORPUS = Path(__file__).resolve().parents[2] / "src" / "harness" / "eval" / "scenarios"
@@ -170,7 +194,7 @@ def test_the_reference_agent_is_not_steered_and_two_runs_are_identical_but_for_t
 
 def test_each_pass_server_requires_its_bearer_token(tmp_path: Path) -> None:
     workspace = build_workspace(load_scenario(CORPUS / "ut-benign.yaml"), tmp_path)
-    server = start_server(workspace, tmp_path / "server.stderr")
+    server = start_server(workspace, tmp_path / "server.log", Children())
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                   "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -182,3 +206,104 @@ def test_each_pass_server_requires_its_bearer_token(tmp_path: Path) -> None:
         assert right.status_code == 200
     finally:
         server.stop()
+
+
+def test_a_server_that_exits_before_it_is_ready_is_restarted_then_a_harness_error(tmp_path: Path) -> None:
+    workspace = build_workspace(load_scenario(CORPUS / "ut-benign.yaml"), tmp_path)
+    # A real server that cannot start: its workspace configuration is not TOML.
+    (workspace / "harness.toml").write_text("not = [valid\n")
+    children = Children()
+    with pytest.raises(HarnessSideError, match=rf"exited before it was ready, {1 + SERVER_RESTARTS} times \(exit status 2\)"):
+        start_server(workspace, tmp_path / "server.log", children)
+    # Each attempt's JSON error is in the log, and nothing is left running.
+    assert (tmp_path / "server.log").read_text().count('"code":"invalid_input"') == 1 + SERVER_RESTARTS
+    assert children.pids() == []
+
+
+# A test agent that is not a model: `kill-server` kills its pass's server (found by its --workspace argument) and
+# exits once it is dead; `sleep PIDFILE` starts a child, writes its own, the child's and the server's pids to PIDFILE and sleeps.
+AGENT = """
+import json, os, signal, subprocess, sys, time
+from pathlib import Path
+
+def server_pid():
+    mine = (Path.cwd().parent / "workspace").resolve()
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\\0")
+        except OSError:
+            continue
+        if b"serve" in args and b"--workspace" in args:
+            if Path(os.fsdecode(args[args.index(b"--workspace") + 1])).resolve() == mine:
+                return int(entry.name)
+    raise SystemExit("no server found")
+
+if sys.argv[1] == "kill-server":
+    pid = server_pid()
+    os.kill(pid, signal.SIGKILL)
+    # Exit only once it is dead, so that the runner finds it exited.
+    while os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
+else:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    pids = {"agent": os.getpid(), "child": child.pid, "server": server_pid()}
+    Path(sys.argv[2] + ".tmp").write_text(json.dumps(pids))
+    os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+    time.sleep(600)
+"""
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie waiting for its reaper is not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def test_a_server_that_dies_during_the_pass_is_a_harness_error(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    write(tmp_path / "scenarios" / "a-killed.yaml", scenario("a-killed"))
+    write(tmp_path / "scenarios" / "b-fine.yaml", scenario("b-fine", expected="escalate"))
+    report = eval_run(str(tmp_path / "scenarios"), "--agent", f"{sys.executable} {agent} kill-server")
+    killed, fine = report["scenarios"]
+    assert killed["passes"][0]["failure"] == HARNESS_ERROR
+    assert killed["passes"][0]["reason"] == "HarnessSideError: harness serve exited with status -9 during the pass; see a-killed-1.server.log"
+    # The next scenario got a server of its own; its agent killed that one too, and it was graded so as well.
+    assert fine["passes"][0]["failure"] == HARNESS_ERROR
+    assert report["overall"]["harness_errors"] == 2 and report["overall"]["pass_rate"] == 0.0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_kills_the_agent_group_and_the_server_and_exits_128_plus_it(tmp_path: Path, signum: int) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    pidfile = tmp_path / "pids.json"
+    write(tmp_path / "scenarios" / "a-sleeper.yaml", scenario("a-sleeper", time_limit_s=3600))
+    run = subprocess.Popen(
+        [sys.executable, "-c", "from harness.cli import main; main()", "eval", "run", str(tmp_path / "scenarios"),
+         "--agent", f"{sys.executable} {agent} sleep {pidfile}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 600
+        while not pidfile.exists():
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "the agent never started"
+            time.sleep(0.1)
+        pids = json.loads(pidfile.read_text())
+        assert all(running(pid) for pid in pids.values())
+        sent = time.monotonic()
+        os.kill(run.pid, signum)
+        stdout, stderr = run.communicate(timeout=30)
+        elapsed = time.monotonic() - sent
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 128 + signum, stderr
+    assert elapsed < 10
+    assert stdout == b""
+    assert f"stopped by {signal.Signals(signum).name}".encode() in stderr
+    assert [name for name, pid in pids.items() if running(pid)] == []

@@ -40,11 +40,13 @@ FAILURE_CLASSES = (
 # The classes only a triage scenario (expected.verdict) can end in; the resolution ones only an investigation one.
 TRIAGE_FAILURE_CLASSES = ("no_verdict", "unverified_verdict", "wrong_verdict")
 VERIFY = "fp_agent_verify"
+# Not an agent failure: the harness side of the pass failed (docs/eval.md), so the pass measured nothing.
+HARNESS_ERROR = "harness_error"
 
 
 @dataclass
 class Grade:
-    """One pass's grade; `failure` is "" for a pass."""
+    """One pass's grade; `failure` is "" for a pass; `reason` says why for a harness error."""
 
     passed: bool
     failure: str
@@ -52,6 +54,7 @@ class Grade:
     verified: bool
     tool_calls: dict[str, int] = field(default_factory=dict)
     proposed_verdict: str = ""
+    reason: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -62,7 +65,13 @@ class Grade:
             "verified": self.verified,
             "tool_calls": dict(sorted(self.tool_calls.items())),
             "tool_call_total": sum(self.tool_calls.values()),
+            "reason": self.reason,
         }
+
+
+def harness_error(reason: str) -> Grade:
+    """The grade of a pass whose harness side failed: never a pass, and apart from the agent's failure classes."""
+    return Grade(False, HARNESS_ERROR, "", False, {}, reason=reason)
 
 
 @contextmanager

@@ -1,6 +1,9 @@
 """The eval report (docs/eval.md): per scenario and overall pass rates, the median over passes, pass^k, tool-call
 counts and failure classes, as JSON and a markdown table. Every figure but `timings` is a function of the grades,
-so two runs of a deterministic agent give byte-identical reports once `timings` is set aside."""
+so two runs of a deterministic agent give byte-identical reports once `timings` is set aside.
+
+Harness errors (a pass whose harness side failed) count as passes not passed, but are reported apart from the
+agent's failure classes: `harness_errors` beside `failures`, and their reasons under the markdown table."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import statistics
 from collections import Counter
 from typing import Any
 
-from harness.eval.grade import FAILURE_CLASSES, Grade
+from harness.eval.grade import FAILURE_CLASSES, HARNESS_ERROR, Grade
 from harness.eval.scenario import Scenario
 
 SCHEMA_VERSION = 1
@@ -33,6 +36,7 @@ def scenario_entry(scenario: Scenario, grades: list[Grade]) -> dict[str, Any]:
         "pass_all": passed == len(grades),
         "median_tool_calls": statistics.median(sum(g.tool_calls.values()) for g in grades) if grades else 0,
         "failures": {name: failures[name] for name in FAILURE_CLASSES if failures[name]},
+        "harness_errors": failures[HARNESS_ERROR],
     }
 
 
@@ -61,6 +65,7 @@ def build_report(agent: str, passes: int, results: list[tuple[Scenario, list[Gra
             "resolve_verified": sum(grade.verified for grade in said_resolve),
             "tool_calls": sum(sum(g.tool_calls.values()) for g in all_grades),
             "failures": {name: failures[name] for name in FAILURE_CLASSES if failures[name]},
+            "harness_errors": failures[HARNESS_ERROR],
         },
         "timings": {key: [round(value, 3) for value in values] for key, values in sorted(timings.items())},
     }
@@ -74,26 +79,35 @@ def markdown(report: dict[str, Any]) -> str:
     """The report as a markdown table (no timings), one row per scenario and a total row."""
     k = report["passes"]
     lines = [
-        f"| scenario | family | kind | expected | pass rate | pass^{k} | said (verified) | tool calls (median) | failures |",
-        "|---|---|---|---|---|---|---|---|---|",
+        f"| scenario | family | kind | expected | pass rate | pass^{k} | said (verified) | tool calls (median) | failures "
+        "| harness errors |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    reasons = []
     for entry in report["scenarios"]:
         said = ", ".join(
-            f"{p['proposed_action'] or p['proposed_verdict'] or 'none'} ({'yes' if p['verified'] else 'no'})"
+            "harness error" if p["failure"] == HARNESS_ERROR
+            else f"{p['proposed_action'] or p['proposed_verdict'] or 'none'} ({'yes' if p['verified'] else 'no'})"
             for p in entry["passes"]
         )
+        reasons += [
+            f"- {_cell(entry['id'])} pass {index}: {_cell(p['reason'])}"
+            for index, p in enumerate(entry["passes"], 1) if p["failure"] == HARNESS_ERROR
+        ]
         failures = ", ".join(f"{name} x{count}" for name, count in entry["failures"].items()) or "-"
         expected = entry["expected_action"] or " or ".join(entry["expected_verdict"])
         lines.append(
             f"| {_cell(entry['id'])} | {_cell(entry['family'])} | {entry['kind']} | {expected} | "
             f"{entry['pass_rate']:.2f} | {'yes' if entry['pass_all'] else 'no'} | {said} | "
-            f"{entry['median_tool_calls']} | {failures} |"
+            f"{entry['median_tool_calls']} | {failures} | {entry['harness_errors']} |"
         )
     overall = report["overall"]
     failures = ", ".join(f"{name} x{count}" for name, count in overall["failures"].items()) or "-"
     lines.append(
         f"| **all {overall['scenarios']}** | | | | {overall['pass_rate']:.2f} (median {overall['median_pass_rate']:.2f}) | "
         f"{overall['pass_hat_k']:.2f} | resolve {overall['said_resolve']} ({overall['resolve_verified']} verified) | "
-        f"{overall['tool_calls']} | {failures} |"
+        f"{overall['tool_calls']} | {failures} | {overall['harness_errors']} |"
     )
+    if reasons:
+        lines += ["", "Harness errors (the pass measured nothing about the agent):", "", *reasons]
     return "\n".join(lines) + "\n"

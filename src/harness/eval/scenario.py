@@ -73,10 +73,10 @@ class AurPackage(BaseModel):
                 raise ValueError(f"aur package {what} {value!r} is not a package name")
         if not is_version(self.version):
             raise ValueError(f"aur package {self.name}: version {self.version!r} is not a version")
-        for commit, files in self.files.items():
+        for commit, names in self.files.items():
             if not is_commit(commit):
                 raise ValueError(f"aur package {self.name}: {commit!r} is not a commit id")
-            for file in files:
+            for file in names:
                 if file not in AUR_FILES and not is_scriptlet_name(file):
                     raise ValueError(f"aur package {self.name}: {file!r} is not a file name of an AUR tree")
         return self
