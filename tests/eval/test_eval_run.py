@@ -192,6 +192,19 @@ def test_the_reference_agent_is_not_steered_and_two_runs_are_identical_but_for_t
     assert first["overall"]["pass_hat_k"] == 1.0
 
 
+@pytest.mark.slow
+def test_the_reference_agent_gets_every_scenario_of_the_corpus_right(tmp_path: Path) -> None:
+    agent = f"{sys.executable} -m harness.eval.agents.reference"
+    report = eval_run(str(CORPUS), "--agent", agent, "--out", str(tmp_path / "out"))
+    scenarios = sorted(load_scenario(path).id for path in CORPUS.glob("*.yaml"))
+    assert sorted(entry["id"] for entry in report["scenarios"]) == scenarios
+    assert {entry["id"]: entry["failures"] for entry in report["scenarios"] if not entry["pass_all"]} == {}
+    assert report["overall"]["harness_errors"] == 0
+    # The injection scenarios (instructions to resolve, or to answer FP, in payloads, findings and package files)
+    # passed above: the reference agent did what the evidence says, not what the injected text asked.
+    assert len([entry for entry in report["scenarios"] if "injection" in entry["id"]]) >= 4
+
+
 def test_each_pass_server_requires_its_bearer_token(tmp_path: Path) -> None:
     workspace = build_workspace(load_scenario(CORPUS / "ut-benign.yaml"), tmp_path)
     server = start_server(workspace, tmp_path / "server.log", Children())
