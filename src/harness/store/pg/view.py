@@ -66,7 +66,13 @@ class PgView(StoreView):
             return Page()
         where, params = _where(stream, flt)
         source = sql.SQL("FROM {} WHERE {}").format(table(stream), where)
-        total = self._query(sql.SQL("SELECT count(*) {}").format(source), params)[0][0]
+        if params:
+            total = self._query(sql.SQL("SELECT count(*) {}").format(source), params)[0][0]
+        else:
+            # Unfiltered: seq runs 1..n with no gap in every snapshot (appends take the store's lock in turn and
+            # commit before the next one numbers its rows), so the largest is the count, read from the primary key
+            # instead of counting the table (a sequential scan at 10,000,000 events).
+            total = self._query(sql.SQL("SELECT coalesce(max(seq), 0) FROM {}").format(table(stream)))[0][0]
         if not total:
             return Page()
         rows = self._query(sql.SQL("SELECT line {} ORDER BY ts, seq LIMIT %s").format(source), [*params, limit])
