@@ -7,10 +7,12 @@ from __future__ import annotations
 import threading
 
 import re2
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from harness.text.redact_detectors import Token, detector_regexes
+from harness.text.redact_detectors import Anchored, Token, detector_regexes
 from harness.text.redact_engine import ENGINE, GATE_MAX_MEM, HEAVY_REPEATS, _Gate, repeat_weight
-from harness.text.redact_pattern import Regex, byte_set, re2_options
+from harness.text.redact_pattern import Regex, byte_set, escape, re2_options
 from harness.text.redact_rules import CATALOGUE, expand_example, package_rules
 from tests.text import benign_corpus
 
@@ -61,6 +63,31 @@ def test_the_split_gate_reports_the_owners_one_set_reports() -> None:
             assert split.matched(copy) == expected, copy[:80]
         # The rules' own examples hold heavy patterns' literals, so the second Set was built and consulted.
         assert split._heavy is not None
+
+
+def _unanchored_entries() -> tuple[list[tuple[bytes, int, bytes]], tuple[bytes, ...]]:
+    """The mid-token anchors' gate entries, as ShapeEngine builds its third gate."""
+    entries = []
+    for index, (_, detector) in enumerate(ENGINE._detectors):
+        for on_lowered, source in detector.gates():
+            if not on_lowered and isinstance(detector, Anchored) and not source.startswith(escape(detector.literal)):
+                entries.append((source, index, detector.literal))
+    return entries, tuple(sorted({literal for _, _, literal in entries}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_unanchored_entries()[1]), st.binary(max_size=40),
+                          st.sampled_from([b"-u", b"us", b".atlasv1", b"Q", b"~", b"-US", b"q~"])), max_size=12))
+def test_the_anchored_gate_skips_a_text_exactly_when_no_anchor_occurs(parts: list[bytes]) -> None:
+    # The pre-check (one Aho-Corasick pass) must agree with `literal in text` for every anchor, and the gate with
+    # the pre-check must report what the same Set reports without it.
+    entries, anchors = _unanchored_entries()
+    text = b"".join(parts)
+    gated = _Gate(entries, anchors)
+    ungated = _Gate(entries)
+    occurs = any(anchor in text for anchor in anchors)
+    assert bool(gated._literals.find_matches_as_indexes(text)) is occurs
+    assert gated.matched(text) == (ungated.matched(text) if occurs else set())
 
 
 def test_a_deferred_pattern_compiles_once_under_concurrent_first_use() -> None:

@@ -13,6 +13,7 @@ import re
 import threading
 from typing import Any
 
+import ahocorasick_rs
 import re2
 
 from harness.text.redact_detectors import Anchored
@@ -56,8 +57,10 @@ class _Gate:
 
     def __init__(self, entries: list[Entry], literals: tuple[bytes, ...] = (), split: bool = True) -> None:
         # `literals`, when given, holds a literal that each pattern requires: without one of them in the text no
-        # pattern can match, and the pass is skipped.
-        self._literals = literals
+        # pattern can match, and the pass is skipped. One Aho-Corasick pass tells whether any occurs: it reports a
+        # match exactly when some literal occurs, and costs a fifth of a `literal in text` loop (docs/decisions.md,
+        # "Redaction throughput").
+        self._literals = ahocorasick_rs.BytesAhoCorasick(list(literals)) if literals else None
         heavy: list[Entry] = []
         self._set = re2.Set.SearchSet(re2_options(GATE_MAX_MEM))
         self.owners: list[int] = []
@@ -85,7 +88,7 @@ class _Gate:
 
     def matched(self, text: bytes) -> set[int] | None:
         """The owners of every pattern that matches `text`; None when the pass failed (everything must run)."""
-        if self._literals and not any(literal in text for literal in self._literals):
+        if self._literals is not None and not self._literals.find_matches_as_indexes(text):
             return set()
         found = self._set.Match(text) or ()
         if 0 not in found:
