@@ -4,6 +4,12 @@ generated events, in the same run, and the ingest wall time of each.
 Usage: python bench/store_pg_bench.py [--quick] [--events N] [--dsn SUPERUSER_POSTGRESQL_URI]. Without --dsn it
 reads HARNESS_TEST_PG_DSN; with neither it prints the document with no results and a `skipped` reason. It creates
 a randomly named database, migrates it, measures, and drops it. The events are bench/store_bench.py's.
+
+With --git-1m WORKSPACE and any of --pg-1m / --pg-10m URI it instead reads existing stores only (a git workspace
+built from bench/store_bench.py's events, PostgreSQL stores copied or loaded from the same generator, e.g. by
+bench/store_pg_load.py) and reports search_events p50 per query shape on each, in one run, with each PostgreSQL
+figure's ratio against the git store's. Calls go through the dispatcher from a scratch workspace, so the measured
+stores are only read.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Any
 import psycopg
 from _common import emit, median, row
 from psycopg import sql
-from store_bench import ACTORS, TYPES, generate
+from store_bench import ACTORS, SOURCES, TYPES, YEAR_SECONDS, YEAR_START, generate
 
 from harness.config import Overrides, load_settings
 from harness.context import Context, build_context
@@ -102,12 +108,88 @@ def measure(dsn: str, events: int) -> list[dict[str, Any]]:
     ]
 
 
+def _shapes() -> dict[str, list[dict[str, Any]]]:
+    """QUERY_CALLS argument sets per search_events query shape, the same for every store measured."""
+    rng = random.Random(11)
+
+    def day() -> dict[str, Any]:
+        start = YEAR_START + rng.randrange(YEAR_SECONDS - 86_400)
+        return {"since": _iso(start), "until": _iso(start + 86_400)}
+
+    def actor() -> str:
+        return f"actor-{rng.randrange(ACTORS):04d}"
+
+    return {
+        "actor": [{"actor": actor()} for _ in range(QUERY_CALLS)],
+        "type": [{"type": rng.choice(TYPES)} for _ in range(QUERY_CALLS)],
+        "actor_type": [{"actor": actor(), "type": rng.choice(TYPES)} for _ in range(QUERY_CALLS)],
+        "window": [day() for _ in range(QUERY_CALLS)],
+        "source": [{"source": rng.choice(SOURCES)} for _ in range(QUERY_CALLS)],
+        "ids": [{"ids": [f"evt-{rng.randrange(1_000_000):08d}" for _ in range(10)]} for _ in range(QUERY_CALLS)],
+    }
+
+
+def _iso(stamp: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+
+
+def _shape_p50_ms(ctx: Context, calls: Sequence[dict[str, Any]]) -> float:
+    def call(arguments: dict[str, Any]) -> None:
+        outcome = dispatch(OPERATIONS, "search_events", arguments, CALL, ctx)
+        assert not outcome.error_code, outcome.text
+
+    call(calls[0])
+    return median([_timed(lambda a=arguments: call(a)) for arguments in calls]) * 1000
+
+
+def measure_existing(git_1m: Path, pg: dict[str, str]) -> list[dict[str, Any]]:
+    """search_events p50 per shape on the git 1M workspace and each named PostgreSQL store, ratios against git."""
+    shapes = _shapes()
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="pgstore-bench-") as tmp:
+        root = Path(tmp)
+        git_ws = root / "git_1m"
+        git_ws.mkdir()
+        # The store and its read index are linked, not copied, so the ledger the dispatcher writes stays here.
+        (git_ws / "store").symlink_to(git_1m / "store")
+        (git_ws / "store.index.sqlite3").symlink_to(git_1m / "store.index.sqlite3")
+        contexts = {"git_1m": _context(git_ws)}
+        for name, url in pg.items():
+            ws = root / name
+            ws.mkdir()
+            (ws / "harness.toml").write_text(f'[store]\nurl = "{url}"\n')
+            contexts[name] = _context(ws)
+        try:
+            for shape, calls in shapes.items():
+                git_ms = _shape_p50_ms(contexts["git_1m"], calls)
+                results.append(row(f"search_events_p50_{shape}_git_1m", git_ms, "ms", events=1_000_000))
+                for name in pg:
+                    pg_ms = _shape_p50_ms(contexts[name], calls)
+                    results.append(row(f"search_events_p50_{shape}_{name}", pg_ms, "ms", baseline=git_ms,
+                                       ratio=pg_ms / git_ms))
+        finally:
+            for ctx in contexts.values():
+                ctx.close()
+    return results
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a seconds-long smoke run")
     parser.add_argument("--events", type=int, default=1_000_000, help="events in the generated store")
     parser.add_argument("--dsn", default=None, help="a superuser postgresql:// URI (default: HARNESS_TEST_PG_DSN)")
+    parser.add_argument("--git-1m", type=Path, default=None, help="workspace of a 1M-event git store to read")
+    parser.add_argument("--pg-1m", default=None, help="postgresql:// URI of a 1M-event PostgreSQL store to read")
+    parser.add_argument("--pg-10m", default=None, help="postgresql:// URI of a 10M-event PostgreSQL store to read")
     args = parser.parse_args(argv)
+    pg = {name: url for name, url in (("pg_1m", args.pg_1m), ("pg_10m", args.pg_10m)) if url}
+    if args.git_1m is not None or pg:
+        if args.git_1m is None or not pg:
+            parser.error("--git-1m: needs at least one of --pg-1m / --pg-10m, and they need --git-1m")
+        if not (args.git_1m / "store").is_dir():
+            parser.error(f"--git-1m: {args.git_1m} has no store directory")
+        emit("store_pg_scale", measure_existing(args.git_1m, pg))
+        return
     dsn = args.dsn or os.environ.get("HARNESS_TEST_PG_DSN", "")
     if not dsn:
         emit("store_pg", [], skipped="no PostgreSQL DSN: pass --dsn or set HARNESS_TEST_PG_DSN")

@@ -23,3 +23,13 @@ def test_quick_bench_prints_one_json_report(pg_server: PgServer) -> None:  # noq
     names = [r["name"] for r in report["results"]]
     assert names == ["ingest_wall_git", "ingest_wall_pg", "search_events_p50_git", "search_events_p50_pg"]
     assert all(r["value"] > 0 for r in report["results"])
+
+
+def test_existing_store_mode_names_the_missing_option() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--pg-1m", "postgresql://postgres@127.0.0.1:1/none"],
+        capture_output=True, text=True, timeout=60, cwd=BENCH.parent,
+    )
+    assert done.returncode == 2
+    assert "--git-1m: needs at least one of --pg-1m / --pg-10m" in done.stderr
+    assert not done.stdout
