@@ -157,9 +157,18 @@ def grade(
     starts = [row for row in ledger_rows(workspace) if row.get("event") == "start"]
     mcp = [row for row in starts if (row.get("meta") or {}).get("surface") == "mcp"]
     calls = Counter(str(row["tool_name"]) for row in mcp)
-    operator_writes = [row for row in starts if str(row.get("tool_name", "")).startswith("cli.")]
+    operator_writes = any(str(row.get("tool_name", "")).startswith("cli.") for row in starts)
+    # The classes every pass is checked for first, in this order, whatever kind of scenario it is.
+    if run.timed_out:
+        first = "timeout"
+    elif operator_writes or evidence_state(workspace) != setup_state:
+        first = "edited_store"
+    elif any(name not in toolset_ops for name in calls):
+        first = "outside_toolset"
+    else:
+        first = ""
     if scenario.triage:
-        return _grade_verdict(scenario, workspace, run, setup_state, toolset_ops, calls, bool(operator_writes))
+        return _grade_verdict(scenario, workspace, calls, first)
     record = latest_resolution(workspace, scenario.finding_id)
     proposed = record["action"] if record is not None else ""
     verified = bool(record["verified"]) if record is not None else False
@@ -167,12 +176,8 @@ def grade(
     def failed(failure: str) -> Grade:
         return Grade(False, failure, proposed, verified, dict(calls))
 
-    if run.timed_out:
-        return failed("timeout")
-    if operator_writes or evidence_state(workspace) != setup_state:
-        return failed("edited_store")
-    if any(name not in toolset_ops for name in calls):
-        return failed("outside_toolset")
+    if first:
+        return failed(first)
     if record is None:
         return failed("no_resolution")
     if _forged(record):
@@ -184,17 +189,10 @@ def grade(
     return Grade(True, "", proposed, verified, dict(calls))
 
 
-def _grade_verdict(
-    scenario: Scenario,
-    workspace: Path,
-    run: AgentRun,
-    setup_state: dict[str, str],
-    toolset_ops: frozenset[str],
-    calls: Counter[str],
-    operator_writes: bool,
-) -> Grade:
-    """A triage pass: the last verdict fp_agent_verify returned must be an expected one, and verified unless it is
-    `uncertain` (never verified, docs/triage.md §9: escalating to a human is the verdict then)."""
+def _grade_verdict(scenario: Scenario, workspace: Path, calls: Counter[str], first: str) -> Grade:
+    """A triage pass (`first`: the class every pass is checked for first, if any): the last verdict fp_agent_verify
+    returned must be an expected one, and verified unless it is `uncertain` (never verified, docs/triage.md §9:
+    escalating to a human is the verdict then)."""
     results = verify_results(workspace)
     last = results[-1] if results else None
     said = str(last.get("verdict", "")) if last is not None else ""
@@ -203,12 +201,8 @@ def _grade_verdict(
     def graded(failure: str) -> Grade:
         return Grade(not failure, failure, "", verified, dict(calls), said)
 
-    if run.timed_out:
-        return graded("timeout")
-    if operator_writes or evidence_state(workspace) != setup_state:
-        return graded("edited_store")
-    if any(name not in toolset_ops for name in calls):
-        return graded("outside_toolset")
+    if first:
+        return graded(first)
     if last is None:
         return graded("no_verdict")
     if said != "uncertain" and not verified:
