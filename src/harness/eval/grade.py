@@ -96,23 +96,19 @@ def _call_key(row: dict[str, Any]) -> tuple[str, str, str]:
     return (str(row.get("conversation_id")), str(row.get("request_id")), str(row.get("tool_call_id")))
 
 
-def verify_results(workspace: Path) -> list[dict[str, Any]]:
-    """The result of every fp_agent_verify call over MCP that returned one, in chain order, as the ledger's end
-    rows hold it (the full result is the row's stored sidecar when it is over the preview cap). Error ends
-    (an invalid verdict) carry no result and are not verdicts."""
+def verify_results(workspace: Path, rows: list[dict[str, Any]], mcp: set[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """The result of every fp_agent_verify call over MCP (`mcp`: the keys of the calls whose start row says so) that
+    returned one, in chain order, as the ledger's end `rows` hold it (the full result is the row's stored sidecar
+    when it is over the preview cap). Error ends (an invalid verdict) carry no result and are not verdicts."""
     results = []
+    ends = [
+        row for row in rows
+        if row.get("event") == "end" and row.get("tool_name") == VERIFY and row.get("status") == "ok"
+        and _call_key(row) in mcp
+    ]
+    if not ends:
+        return results
     with _ledger(workspace) as store:
-        rows = [json.loads(line) for line in commands.export_lines(store)]
-        # The surface is recorded on the start row; its end row shares the call's key.
-        mcp = {
-            _call_key(row) for row in rows
-            if row.get("event") == "start" and (row.get("meta") or {}).get("surface") == "mcp"
-        }
-        ends = [
-            row for row in rows
-            if row.get("event") == "end" and row.get("tool_name") == VERIFY and row.get("status") == "ok"
-            and _call_key(row) in mcp
-        ]
         with store.snapshot() as snap:
             for row in sorted(ends, key=lambda r: int(r["chain_seq"])):
                 text = snap.sidecar(uuid.UUID(row["id"])) if row.get("result_sidecar_path") else row["result_preview"]
@@ -154,7 +150,9 @@ def grade(
     toolset_ops: frozenset[str],
 ) -> Grade:
     """The pass's grade from the ledger (setup writes none of its rows) and the resolutions stream."""
-    starts = [row for row in ledger_rows(workspace) if row.get("event") == "start"]
+    rows = ledger_rows(workspace)
+    starts = [row for row in rows if row.get("event") == "start"]
+    # The surface is recorded on the start row; its end row shares the call's key.
     mcp = [row for row in starts if (row.get("meta") or {}).get("surface") == "mcp"]
     calls = Counter(str(row["tool_name"]) for row in mcp)
     operator_writes = any(str(row.get("tool_name", "")).startswith("cli.") for row in starts)
@@ -168,7 +166,7 @@ def grade(
     else:
         first = ""
     if scenario.triage:
-        return _grade_verdict(scenario, workspace, calls, first)
+        return _grade_verdict(scenario, verify_results(workspace, rows, {_call_key(row) for row in mcp}), calls, first)
     record = latest_resolution(workspace, scenario.finding_id)
     proposed = record["action"] if record is not None else ""
     verified = bool(record["verified"]) if record is not None else False
@@ -189,11 +187,10 @@ def grade(
     return Grade(True, "", proposed, verified, dict(calls))
 
 
-def _grade_verdict(scenario: Scenario, workspace: Path, calls: Counter[str], first: str) -> Grade:
-    """A triage pass (`first`: the class every pass is checked for first, if any): the last verdict fp_agent_verify
-    returned must be an expected one, and verified unless it is `uncertain` (never verified, docs/triage.md §9:
-    escalating to a human is the verdict then)."""
-    results = verify_results(workspace)
+def _grade_verdict(scenario: Scenario, results: list[dict[str, Any]], calls: Counter[str], first: str) -> Grade:
+    """A triage pass (`results`: what its fp_agent_verify calls returned; `first`: the class every pass is checked for
+    first, if any): the last verdict must be an expected one, and verified unless it is `uncertain` (never verified,
+    docs/triage.md §9: escalating to a human is the verdict then)."""
     last = results[-1] if results else None
     said = str(last.get("verdict", "")) if last is not None else ""
     verified = last.get("verified") is True if last is not None else False
