@@ -55,6 +55,9 @@ class EventStore(Protocol):
     def create(self) -> None:
         """Create the store if the backend can (`harness init`)."""
 
+    def refresh_statistics(self) -> list[str]:
+        """Bring the backend's planner statistics up to date after a bulk append; its warnings."""
+
     def close(self) -> None:
         """Release connections."""
 

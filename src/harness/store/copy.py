@@ -64,7 +64,8 @@ def copy_store(source: EventStore, destination: EventStore) -> dict[str, Any]:
         if want != got:
             mismatched.append(stream)
             streams[stream]["source_records"], streams[stream]["source_sha256"] = want
-    return {"mismatched": mismatched, "streams": streams, "verified": not mismatched}
+    return {"mismatched": mismatched, "statistics_warnings": destination.refresh_statistics(), "streams": streams,
+            "verified": not mismatched}
 
 
 def check_distinct(source: str, destination: str) -> None:

@@ -75,6 +75,10 @@ class Store:
         """The read index file, unless the index location was unwritable and the index lives in memory."""
         return None if self.index_in_memory else self.index_path
 
+    def refresh_statistics(self) -> list[str]:
+        """Nothing to refresh: the SQLite read index plans from its indexes alone."""
+        return []
+
     def head(self) -> str:
         """HEAD's commit, or "" for an empty or missing store."""
         git = self.git()

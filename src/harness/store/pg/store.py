@@ -30,7 +30,7 @@ from harness.store.index_schema import FILTER_COLUMNS, keyed_row
 from harness.store.pg import schema
 from harness.store.pg.view import PgView, batch_name, key_bytes, table
 from harness.store.query import StoreView
-from harness.store.streams import StreamSpec, stream_spec
+from harness.store.streams import STREAMS, StreamSpec, stream_spec
 
 # pg_advisory_xact_lock key of appends: the first 8 bytes of SHA-256("triage-harness.store.append").
 APPEND_LOCK_KEY = 0x3D91F2B7A4C06E15
@@ -168,6 +168,23 @@ class PgStore:
         batch, skipped = encode_batch(stream, records)
         result = self.append_encoded(stream, batch)
         return AppendResult(result.added, result.skipped_duplicates + skipped, result.commit)
+
+    def refresh_statistics(self) -> list[str]:
+        """VACUUM (ANALYZE) every stream's table after a bulk append (`store copy`), so the planner knows the rows
+        are there and a page total is counted from an index alone (the visibility map) instead of visiting every
+        matching row; PostgreSQL's warnings (a role that does not own the tables is skipped, not refused)."""
+        warnings: list[str] = []
+        with self._connection() as conn:
+            conn.add_notice_handler(lambda notice: warnings.append(str(notice.message_primary)))
+            conn.autocommit = True
+            try:
+                for stream in STREAMS:
+                    conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(table(stream)))
+            except psycopg.Error as exc:
+                raise self._unavailable(exc) from exc
+            finally:
+                conn.autocommit = False
+        return warnings
 
     def close(self) -> None:
         """Close the pool."""
