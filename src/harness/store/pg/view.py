@@ -64,18 +64,11 @@ class PgView(StoreView):
             return Page()
         if not _encodable([flt.actor, flt.source, flt.type, flt.target, flt.ip, *(flt.ids or ())]):
             return Page()
-        where, params = _where(stream, flt)
-        source = sql.SQL("FROM {} WHERE {}").format(table(stream), where)
-        if params:
-            total = self._query(sql.SQL("SELECT count(*) {}").format(source), params)[0][0]
-        else:
-            # Unfiltered: seq runs 1..n with no gap in every snapshot (appends take the store's lock in turn and
-            # commit before the next one numbers its rows), so the largest is the count, read from the primary key
-            # instead of counting the table (a sequential scan at 10,000,000 events).
-            total = self._query(sql.SQL("SELECT coalesce(max(seq), 0) FROM {}").format(table(stream)))[0][0]
+        counting, paging, params = page_statements(stream, flt)
+        total = self._query(counting, params)[0][0]
         if not total:
             return Page()
-        rows = self._query(sql.SQL("SELECT line {} ORDER BY ts, seq LIMIT %s").format(source), [*params, limit])
+        rows = self._query(paging, [*params, limit])
         return Page(records=[json.loads(line) for (line,) in rows], total=total)
 
     def records(self, stream: str) -> Iterator[dict[str, Any]]:
@@ -125,6 +118,20 @@ class PgView(StoreView):
             sql.SQL("SELECT id FROM {} WHERE {} ORDER BY lid LIMIT %s").format(table(stream), where), [*params, show]
         )
         return count, [str(row[0]) for row in shown]
+
+
+def page_statements(stream: str, flt: RecordFilter) -> tuple[sql.Composable, sql.Composable, list[Any]]:
+    """The total's statement, the page's (its last parameter is the limit) and their shared parameters: what
+    `select` runs, and what tests/store/test_pg_plans.py EXPLAINs."""
+    where, params = _where(stream, flt)
+    source = sql.SQL("FROM {} WHERE {}").format(table(stream), where)
+    paging = sql.SQL("SELECT line {} ORDER BY ts, seq LIMIT %s").format(source)
+    if params:
+        return sql.SQL("SELECT count(*) {}").format(source), paging, params
+    # Unfiltered: seq runs 1..n with no gap in every snapshot (appends take the store's lock in turn and commit
+    # before the next one numbers its rows), so the largest is the count, read from the primary key instead of
+    # counting the table (a sequential scan at 10,000,000 events).
+    return sql.SQL("SELECT coalesce(max(seq), 0) FROM {}").format(table(stream)), paging, params
 
 
 def _where(stream: str, flt: RecordFilter) -> tuple[sql.Composable, list[Any]]:
