@@ -32,6 +32,10 @@ FINGERPRINTS = {
     # (docs/decisions.md, "Redaction engine switch"): greedy runs where possessive ones were, RE2's \s (no
     # vertical tab), open runs clamped by length, RE2::Set gate patterns per detector.
     3: "5ffcda24d9172b4ab258f45b9e09fe6dcd25ba087c0f5cbc5f1d9e4de888c4eb",
+    # Key rules' gates also say what the value opens with: a partial value's whole first items, a run's first
+    # byte, or the check's own pattern (digit_or_mark, decodes_with_colon on the original bytes); no answer
+    # changes (tests/text/test_redact_gates.py), the gates skip more prose.
+    4: "9b01f0fff2dbeef322eeccb2180946b55c2d5786612d3eb79aca71f03170d0c2",
 }
 
 

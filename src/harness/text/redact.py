@@ -66,7 +66,7 @@ __all__ = [
     "load_workspace_rules",
 ]
 
-RULESET_VERSION = 3
+RULESET_VERSION = 4
 
 CREDENTIAL_KEY_ID = "credential_key"
 CREDENTIAL_PLACEHOLDER = PLACEHOLDER_FORMAT.format(rule_id=CREDENTIAL_KEY_ID)

@@ -17,6 +17,8 @@ from functools import cache
 from typing import Any, Protocol
 
 from harness.text.redact_pattern import (
+    Item,
+    Lit,
     Regex,
     Run,
     Seq,
@@ -146,10 +148,15 @@ def trim_block(buf: bytes, start: int, end: int) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Check:
-    """A post-filter in code that is part of a rule: `test(original, start, end, at_end_of_input)`."""
+    """A post-filter in code that is part of a rule: `test(original, start, end, at_end_of_input)`. `tail`, when
+    given, says what a run-shaped value (its items) opens with whenever the check passes it, as a gate pattern
+    (b"" when it cannot say), so the gate skips prose the check would refuse. The pattern holds on either copy of
+    the text, or with `exact_case` only on the original bytes, which the check reads."""
 
     name: str
     test: Callable[[bytes, int, int, bool], bool]
+    tail: Callable[[Seq], bytes] | None = None
+    exact_case: bool = False
 
 
 _DIGITS_AND_MARKS = b"0123456789._~+/=-"
@@ -160,6 +167,44 @@ def _has_digit_or_mark(buf: bytes, start: int, end: int, at_end: bool) -> bool:
     # was a tenth of the redactor's time on tool output, where prose says "Bearer authentication").
     value = buf[start:end]
     return len(value.translate(None, _DIGITS_AND_MARKS)) != len(value)
+
+
+def _digit_or_mark_tail(items: Seq) -> bytes:
+    """One run holding a digit or mark: its other bytes, then one of those."""
+    if len(items) != 1 or not isinstance(items[0], Run):
+        return b""
+    run = byte_set(items[0].cls)
+    wanted = run & _DIGITS_AND_MARKS_SET
+    if not wanted:
+        return b""
+    rest = run - wanted
+    return (b"[" + _class_of(rest) + b"]*" if rest else b"") + b"[" + _class_of(wanted) + b"]"
+
+
+_DIGITS_AND_MARKS_SET = frozenset(_DIGITS_AND_MARKS)
+_BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+# Base64 text decodes to a ':' (0x3a) exactly when, counting 4-character groups from its start, a group opens
+# with O then one of g-v (':' first in its 3 bytes), or has one of D T j z then one of o-r second and third
+# (':' second), or one of A E I M Q U Y c g k o s w 0 4 8 then 6 third and fourth (':' third). Case matters, so it
+# is only said of the original bytes: lowered, "authentication" would pass (its "on").
+_COLON_IN_BASE64 = rb"(?:[A-Za-z0-9+/]{4})*(?:O[g-v]|[A-Za-z0-9+/][DTjz][o-r]|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]6)"
+
+
+def _colon_tail(items: Seq) -> bytes:
+    """On the original bytes: a base64 run decoding to text with ':', or any value reaching the end of input (which
+    the check passes). The value's classes are given for the lowered copy, so both cases of each letter count."""
+    if not items or not isinstance(items[0], Run) or not byte_set(items[0].cls) <= _BASE64:
+        return b""
+    value_bytes: set[int] = set()
+    for item in items:
+        if isinstance(item, Run):
+            value_bytes |= byte_set(item.cls)
+        elif isinstance(item, Lit):
+            value_bytes |= set(item.text)
+        else:
+            return b""
+    value_bytes |= set(bytes(value_bytes).upper())
+    return b"(?:" + _COLON_IN_BASE64 + b"|[" + _class_of(frozenset(value_bytes)) + rb"]*\z)"
 
 
 def _decodes_with_colon(buf: bytes, start: int, end: int, at_end: bool) -> bool:
@@ -180,8 +225,9 @@ def _not_a_flag(buf: bytes, start: int, end: int, at_end: bool) -> bool:
 
 # The named checks a rule file may give a key rule (`check = "<name>"`): what a pattern cannot say.
 CHECKS = {
-    "digit_or_mark": Check("contains a digit or one of ._~+/=-", _has_digit_or_mark),
-    "decodes_with_colon": Check("decodes to text containing ':' (always at end of input)", _decodes_with_colon),
+    "digit_or_mark": Check("contains a digit or one of ._~+/=-", _has_digit_or_mark, _digit_or_mark_tail),
+    "decodes_with_colon": Check("decodes to text containing ':' (always at end of input)", _decodes_with_colon,
+                                _colon_tail, exact_case=True),
     "not_a_flag": Check("does not start with '-'", _not_a_flag),
 }
 
@@ -260,6 +306,27 @@ def detector_regexes(obj: Any) -> Iterator[Regex]:
 # --- values -----------------------------------------------------------------------------------------
 
 
+def _class_of(values: frozenset[int]) -> bytes:
+    """A class body (no brackets) accepting exactly the byte values `values`, as ranges of hex escapes."""
+    out, ordered, index = [], sorted(values), 0
+    while index < len(ordered):
+        last = index
+        while last + 1 < len(ordered) and ordered[last + 1] == ordered[last] + 1:
+            last += 1
+        first = b"\\x%02x" % ordered[index]
+        out.append(first if last == index else first + b"-\\x%02x" % ordered[last])
+        index = last + 1
+    return b"".join(out)
+
+
+def _loose(item: Item) -> bytes:
+    """An item's source with the upper bound of a run dropped: it accepts all the item does, and a Set compiles it
+    small (a counted run is as many states as its bound)."""
+    if isinstance(item, Run):
+        return b"[" + item.cls + b"]" + (b"*" if item.lo == 0 else b"+")
+    return seq_source((item,))
+
+
 class Value(Protocol):
     """Where the replaced value of a context rule starts and ends, given its start and kept quote."""
 
@@ -291,6 +358,17 @@ class Segs:
     def patterns(self) -> tuple[Regex, ...]:
         """The value run."""
         return (self._re,)
+
+    def gate_tail(self) -> bytes:
+        """A pattern every value `bounds` accepts (a cut one included) opens with, looser where a bound would make
+        the gate's DFA large; b"" when nothing short can be said."""
+        if self.partial_from:
+            # A cut value still holds its first `partial_from` items whole (prefix_pattern).
+            return b"".join(_loose(item) for item in self.items[: self.partial_from])
+        first = self.items[0]
+        if isinstance(first, Run) and first.lo >= 1:
+            return b"[" + first.cls + b"]"
+        return escape(first.text[:1]) if isinstance(first, Lit) and first.text else b""
 
     def bounds(self, text: bytes, start: int, quote: bytes) -> tuple[int, int] | None:
         """The value run at `start`, or the rest of the input when input ends inside it."""
@@ -484,8 +562,21 @@ class KeyValue:
         return (self._re, *self.value.patterns)
 
     def gates(self) -> list[tuple[bool, bytes]]:
-        """The key pattern."""
-        return [(not self.original, self._re.source)]
+        """The key pattern, then what a run-shaped value opens with, its check's pattern where it has one (prose
+        such as "Bearer authentication" then opens no gate, where the key alone opened it and the code refused the
+        value). A gate may run on either copy: the scanned copy's key matches the original in some case."""
+        key, on_lowered = self._re.source, not self.original
+        if not isinstance(self.value, Segs):
+            return [(on_lowered, key)]
+        check = self.check
+        if check is not None and check.tail is not None and not self.value.partial_from:
+            tail = check.tail(self.value.items)
+            if tail and check.exact_case and on_lowered:
+                return [(False, b"(?i:" + key + b")" + tail)]
+            if tail:
+                return [(on_lowered, b"(?:" + key + b")" + tail)]
+        tail = self.value.gate_tail()
+        return [(on_lowered, b"(?:" + key + b")" + tail if tail else key)]
 
     def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
         """Append a value span for every key, left to right."""
