@@ -73,7 +73,8 @@ def load(dsn: str, events_file: Path) -> dict[str, Any]:
     sample_ids: list[str] = []
     count = 0
     indexes = _event_indexes()
-    with psycopg.connect(dsn, **CONNECT) as conn, events_file.open("rb") as lines:
+    # Autocommit, so each `transaction()` below is one committed batch rather than a savepoint of one long one.
+    with psycopg.connect(dsn, autocommit=True, **CONNECT) as conn, events_file.open("rb") as lines:
         if conn.execute("SELECT count(*) FROM store.batches").fetchone()[0]:
             raise SystemExit("--dsn: the store is not empty; the load needs a freshly migrated store")
         with conn.transaction():
@@ -104,8 +105,6 @@ def load(dsn: str, events_file: Path) -> dict[str, Any]:
                 flush()
         if chunk:
             flush()
-        conn.commit()
-        conn.autocommit = True
         index_s = rebuild_indexes(conn, indexes)
     return {"count": count, "index_build_s": round(index_s, 1), "sha256": hasher.hexdigest(), "ids": sample_ids,
             "totals": {f"{a}|{t}": totals[(a, t)] for a, t in sorted(pairs)}}
