@@ -170,16 +170,18 @@ class PgStore:
         return AppendResult(result.added, result.skipped_duplicates + skipped, result.commit)
 
     def refresh_statistics(self) -> list[str]:
-        """VACUUM (ANALYZE) every stream's table after a bulk append (`store copy`), so the planner knows the rows
-        are there and a page total is counted from an index alone (the visibility map) instead of visiting every
-        matching row; PostgreSQL's warnings (a role that does not own the tables is skipped, not refused)."""
+        """VACUUM (ANALYZE) every stream's table and the batches after a bulk append (`store copy`), so the planner
+        knows the rows are there and a page total is counted from an index alone (the visibility map) instead of
+        visiting every matching row; PostgreSQL's warnings (a role that does not own the tables is skipped, not
+        refused)."""
         warnings: list[str] = []
         with self._connection() as conn:
             conn.add_notice_handler(lambda notice: warnings.append(str(notice.message_primary)))
             conn.autocommit = True
             try:
-                for stream in STREAMS:
-                    conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(table(stream)))
+                # The batches too: every snapshot reads its tip, and last_change its (stream, n) index.
+                for name in (*STREAMS, "batches"):
+                    conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(table(name)))
             except psycopg.Error as exc:
                 raise self._unavailable(exc) from exc
             finally:
