@@ -26,6 +26,7 @@ from harness.text.redact_pattern import (
     byte_set,
     describe_seq,
     escape,
+    item_source,
     prefix_pattern,
     seq_max_len,
     seq_source,
@@ -160,6 +161,7 @@ class Check:
 
 
 _DIGITS_AND_MARKS = b"0123456789._~+/=-"
+_DIGITS_AND_MARKS_SET = frozenset(_DIGITS_AND_MARKS)
 
 
 def _has_digit_or_mark(buf: bytes, start: int, end: int, at_end: bool) -> bool:
@@ -181,7 +183,6 @@ def _digit_or_mark_tail(items: Seq) -> bytes:
     return (b"[" + _class_of(rest) + b"]*" if rest else b"") + b"[" + _class_of(wanted) + b"]"
 
 
-_DIGITS_AND_MARKS_SET = frozenset(_DIGITS_AND_MARKS)
 _BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 # Base64 text decodes to a ':' (0x3a) exactly when, counting 4-character groups from its start, a group opens
 # with O then one of g-v (':' first in its 3 bytes), or has one of D T j z then one of o-r second and third
@@ -324,7 +325,7 @@ def _loose(item: Item) -> bytes:
     small (a counted run is as many states as its bound)."""
     if isinstance(item, Run):
         return b"[" + item.cls + b"]" + (b"*" if item.lo == 0 else b"+")
-    return seq_source((item,))
+    return item_source(item)
 
 
 class Value(Protocol):
@@ -569,13 +570,12 @@ class KeyValue:
         if not isinstance(self.value, Segs):
             return [(on_lowered, key)]
         check = self.check
+        tail = b""
         if check is not None and check.tail is not None and not self.value.partial_from:
             tail = check.tail(self.value.items)
             if tail and check.exact_case and on_lowered:
                 return [(False, b"(?i:" + key + b")" + tail)]
-            if tail:
-                return [(on_lowered, b"(?:" + key + b")" + tail)]
-        tail = self.value.gate_tail()
+        tail = tail or self.value.gate_tail()
         return [(on_lowered, b"(?:" + key + b")" + tail if tail else key)]
 
     def scan(self, buf: bytes, lo: bytes, rule: RuleRef, out: list[Span]) -> None:
