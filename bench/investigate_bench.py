@@ -282,7 +282,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tiny store, for a seconds-long smoke run")
     parser.add_argument("--events", type=int, default=1_000_000, help="events in the generated store")
     parser.add_argument("--only", choices=sorted(FIGURES), action="append", help="measure only these figures")
-    parser.add_argument("--workspace", type=Path, help="measure this populated workspace instead of generating one")
+    parser.add_argument("--workspace", type=Path, help="reuse (or generate and keep) the workspace here")
     args = parser.parse_args()
     events = 3000 if args.quick else args.events
     if args.quick:
@@ -291,6 +291,9 @@ def main() -> None:
         ROUND_TRIPS, PAGE_CALLS, REPEATS = 20, 3, 1
     names = args.only or FIGURES
     if args.workspace is not None:
+        # A folder without a workspace would measure an empty store; generate it there instead, and keep it.
+        if not (args.workspace / "harness.toml").exists():
+            populate(args.workspace, events)
         emit("investigate", [figure for name in names for figure in FIGURES[name](args.workspace)])
         return
     with tempfile.TemporaryDirectory(prefix="investigate-bench-") as tmp:

@@ -30,6 +30,7 @@ from harness.text.redact_known import (
     NOT_SECRET_WORDS,
     KnownMatcher,
     KnownSecrets,
+    json_text,
 )
 from harness.text.redact_rules import (
     CATALOGUE,
@@ -272,6 +273,12 @@ class Redactor:
         itself when no string holds a known value, else a copy. Every string is searched in one pass over them
         all (a result of 2,000 events holds some 60,000), and only those holding a value are redacted."""
         if not self._known.count:
+            return node
+        try:
+            serialized = json_text(node)
+        except (TypeError, ValueError, RecursionError):
+            serialized = None  # not plain JSON: its strings are searched one by one
+        if serialized is not None and not self._known.in_json(serialized):
             return node
         texts = _strings(node)
         held = self._known.holders([text.encode("utf-8", "surrogatepass") for text in texts])

@@ -168,6 +168,15 @@ class KnownSecrets:
         return f"KnownSecrets(count={self.count}, sources={list(self.sources)!r})"
 
 
+def json_text(node: object) -> bytes:
+    """A JSON tree serialized with every string as its characters, escaped only where JSON requires (lone
+    surrogates kept as their bytes); raises TypeError, ValueError or RecursionError for what is not such a tree
+    (a cycle is a RecursionError: the circular check costs more than the serialization)."""
+    return json.dumps(node, ensure_ascii=False, separators=(",", ":"), check_circular=False).encode(
+        "utf-8", "surrogatepass"
+    )
+
+
 def _whole_token(buf: bytes, start: int, end: int) -> bool:
     return (start == 0 or buf[start - 1] not in _WORD_BYTES) and (end == len(buf) or buf[end] not in _WORD_BYTES)
 
@@ -175,7 +184,7 @@ def _whole_token(buf: bytes, start: int, end: int) -> bool:
 class KnownMatcher:
     """Finds every occurrence of every known value in a body, overlapping ones included."""
 
-    __slots__ = ("_automaton", "_bounded", "_heads", "_longest", "_patterns", "_sorted")
+    __slots__ = ("_automaton", "_bounded", "_heads", "_in_json", "_longest", "_patterns", "_sorted")
 
     def __init__(self, patterns: tuple[tuple[bytes, bool], ...]) -> None:
         self._patterns = tuple(pattern for pattern, _ in patterns)
@@ -186,6 +195,11 @@ class KnownMatcher:
         self._longest = max((len(pattern) for pattern in self._patterns), default=0)
         heads = {pattern[:CUT_PREFIX_MIN_BYTES] for pattern in self._patterns if len(pattern) > CUT_PREFIX_MIN_BYTES}
         self._heads = ahocorasick_rs.BytesAhoCorasick(sorted(heads)) if heads else None
+        # Each pattern as `json_text` writes it inside a string. JSON escapes character by character, so a string
+        # that holds a pattern is written as text that holds the pattern's escaped form: a serialized tree without
+        # any of these holds no string with a pattern.
+        in_json = {json_text(pattern.decode("utf-8"))[1:-1] for pattern in self._patterns}
+        self._in_json = ahocorasick_rs.BytesAhoCorasick(sorted(in_json)) if in_json else None
 
     @property
     def count(self) -> int:
@@ -212,6 +226,11 @@ class KnownMatcher:
         starts = list(itertools.accumulate((len(buf) + 1 for buf in bufs[:-1]), initial=0))
         matches = self._automaton.find_matches_as_indexes(b"\x00".join(bufs), overlapping=True)
         return {bisect.bisect_right(starts, start) - 1 for _, start, _ in matches}
+
+    def in_json(self, serialized: bytes) -> bool:
+        """Whether some string of the tree that `json_text` serialized may hold a pattern: False proves that none
+        does (a cheaper question than `holders` over every string of a large tree)."""
+        return self._in_json is not None and bool(self._in_json.find_matches_as_indexes(serialized))
 
     def cut_tail(self, buf: bytes) -> list[Span]:
         """The longest tail of `buf` (at least CUT_PREFIX_MIN_BYTES) that is a proper prefix of a known value, as a

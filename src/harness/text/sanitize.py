@@ -66,9 +66,6 @@ _SANITIZE_TABLE.update({ord(ch): " " for ch in WS})
 
 
 def _cap(s: str) -> str:
-    # A code point is at most 4 UTF-8 bytes, so short strings skip the encode.
-    if len(s) * 4 <= MAX_FIELD_BYTES:
-        return s
     encoded = s.encode("utf-8")
     if len(encoded) <= MAX_FIELD_BYTES:
         return s
@@ -80,7 +77,9 @@ def sanitize_field(s: str) -> str:
     """Fold each WS to a space, drop INVISIBLE, strip, and cap at 1,024 UTF-8 bytes with a visible marker."""
     if not (s.isascii() and s.isprintable()) and _UNCLEAN_RE.search(s):
         s = s.translate(_SANITIZE_TABLE)
-    return _cap(s.strip())
+    s = s.strip()
+    # A code point is at most 4 UTF-8 bytes, so a short string needs no encode to know it fits.
+    return s if len(s) * 4 <= MAX_FIELD_BYTES else _cap(s)
 
 
 def strip_invisible(s: str) -> str:
