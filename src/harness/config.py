@@ -8,7 +8,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -19,8 +19,10 @@ from harness.ledger.settings import CONNINFO_REFUSED, LedgerSettings, dsn_has_pa
 from harness.net.aur_ranges import AUR_RANGES
 from harness.serve import settings as serve_keys
 from harness.telemetry import settings as telemetry_keys
-from harness.text.redact import Rule, RuleFileError, load_workspace_rules
 from harness.validation import configured_url, describe_config_error
+
+if TYPE_CHECKING:
+    from harness.text.redact import Rule
 
 CONFIG_NAME = "harness.toml"
 REDACTION_RULES_NAME = "rules/redaction.toml"
@@ -290,6 +292,9 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 def read_redaction_rules(workspace: Path) -> tuple[Rule, ...]:
     """The workspace's own redaction rules (`rules/redaction.toml`, optional), each checked against its examples."""
+    # The redactor is imported where rules are read, not with this module: `harness --help` needs neither.
+    from harness.text.redact import RuleFileError, load_workspace_rules
+
     path = workspace / REDACTION_RULES_NAME
     text = _read_operator_text(path)
     if text is None:

@@ -15,17 +15,21 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from harness.text.redact import Redactor
+    from harness.text.redact_known import KnownMatcher
 
 _lock = threading.Lock()
 _redactor: Redactor | None = None
+# Until a redactor is set, output needs only the environment's values: `harness --help` then loads no shape rules.
+_environment: KnownMatcher | None = None
 
 
 def use_redactor(redactor: Redactor | None) -> None:
     """Filter output and log lines with the process's redactor from now on; None: the environment's, built anew
     on first use (each CLI invocation starts so, since the environment may have changed in-process)."""
-    global _redactor
+    global _redactor, _environment
     with _lock:
         _redactor = redactor
+        _environment = None
 
 
 def current_redactor() -> Redactor:
@@ -41,7 +45,19 @@ def current_redactor() -> Redactor:
 
 def filter_text(text: str) -> str:
     """The one known-secret filter of text leaving the process."""
-    return current_redactor().redact_known(text)
+    global _environment
+    with _lock:
+        redactor = _redactor
+        if redactor is None and _environment is None:
+            from harness.config import process_environment
+            from harness.text.redact_known import KnownMatcher, KnownSecrets
+
+            _environment = KnownMatcher(KnownSecrets.from_environment(process_environment()).bounded_patterns())
+        environment = _environment
+    if redactor is not None:
+        return redactor.redact_known(text)
+    assert environment is not None
+    return environment.redact(text)
 
 
 class FilteredStream:

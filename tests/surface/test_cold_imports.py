@@ -139,3 +139,28 @@ def test_a_cold_check_baseline_reads_the_baseline_index_not_the_record(sample_wo
     next(sample_workspace.glob("*.baseline.sqlite3")).unlink()
     again, _, facts = _harness(sample_workspace, "check_baseline", "--entity", "DEPLOY-SVC")
     assert again == out and facts["baseline_parsed"] is True
+
+
+def test_help_loads_no_shape_rules_and_still_filters_known_values(tmp_path: Path) -> None:
+    # `harness --help` writes only the environment's known values' filter output: the shape catalogue and its RE2
+    # Sets (most of a cold start) are not loaded, while a secret-named variable's value is still filtered.
+    secret = "cold-help-known-value-7Qx2"
+    report = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(report), "--help"],
+        capture_output=True, text=True, env={**_env(), "HARNESS_DEMO_TOKEN": secret}, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and "search_events" in done.stdout, done.stderr
+    modules = set(json.loads(report.read_text())["modules"])
+    assert "harness.text.redact_engine" not in modules and "harness.text.redact_rules" not in modules
+    # Before the configuration loads (here it cannot: the workspace's file is refused), output is filtered by the
+    # environment's values alone.
+    bad = tmp_path / f"ws-{secret}"
+    bad.mkdir()
+    (bad / "harness.toml").write_text("[bogus]\n")
+    refused = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(tmp_path / "refused.json"), "--workspace", str(bad), "search_events"],
+        capture_output=True, text=True, env={**_env(), "HARNESS_DEMO_TOKEN": secret}, check=False,
+    )  # fmt: skip
+    assert refused.returncode != 0 and "[REDACTED:known_secret]" in refused.stdout, refused.stdout
+    assert secret not in refused.stdout + refused.stderr

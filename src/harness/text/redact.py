@@ -256,17 +256,12 @@ class Redactor:
 
     def redact_known(self, s: str) -> str:
         """Only the known-secret layer (exact configured values), for every output boundary: data stays as it is."""
-        if not self._known.count:
-            return s
-        buf = s.encode("utf-8", "surrogatepass")
-        red = self.redact_known_bytes(buf)
-        return s if red is buf else red.decode("utf-8", "surrogatepass")
+        return self._known.redact(s)
 
     def redact_known_bytes(self, buf: bytes) -> bytes:
         """`redact_known` over bytes (the same object when nothing matched); placeholders already present are kept,
         so filtering twice changes nothing."""
-        spans = usable(buf, self._known.spans(buf)) if self._known.count else []
-        return rebuild(buf, merge(spans)) if spans else buf
+        return self._known.redact_bytes(buf)
 
     def redact_known_tree(self, node: Any) -> Any:
         """A JSON tree with `redact_known` applied to every string, keys included (structure is kept): the tree

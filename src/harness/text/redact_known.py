@@ -11,7 +11,7 @@ from urllib.parse import quote, quote_plus, unquote
 
 import ahocorasick_rs
 
-from harness.text.redact_spans import EXACT, Span
+from harness.text.redact_spans import EXACT, Span, merge, rebuild, usable
 from harness.text.redact_text import sanitize
 
 KNOWN_SECRET_ID = "known_secret"
@@ -216,6 +216,20 @@ class KnownMatcher:
             for index, start, end in self._automaton.find_matches_as_indexes(buf, overlapping=True)
             if not bounded[index] or _whole_token(buf, start, end)
         ]
+
+    def redact(self, s: str) -> str:
+        """`s` with every occurrence replaced by its placeholder (`s` itself when none occurs)."""
+        if self._automaton is None:
+            return s
+        buf = s.encode("utf-8", "surrogatepass")
+        red = self.redact_bytes(buf)
+        return s if red is buf else red.decode("utf-8", "surrogatepass")
+
+    def redact_bytes(self, buf: bytes) -> bytes:
+        """`redact` over bytes (the same object when nothing matched); placeholders already present are kept, so
+        filtering twice changes nothing."""
+        spans = usable(buf, self.spans(buf)) if self._automaton is not None else []
+        return rebuild(buf, merge(spans)) if spans else buf
 
     def holders(self, bufs: Sequence[bytes]) -> set[int]:
         """The indexes of the bodies holding an occurrence of some pattern (whole token or not), found by one search
