@@ -10,6 +10,7 @@ Every figure is compared with a baseline measured in the same run, because these
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import subprocess
@@ -27,6 +28,7 @@ from store_bench import ACTORS, TYPES, _timed, full_replay, generate
 QUERY_CALLS = 50
 COLD_STARTS = 10
 ROUND_TRIPS = 200
+SDK_FLOOR_SERVER = Path(__file__).resolve().parent / "_sdk_floor_server.py"
 PAGE_CALLS = 10
 REPEATS = 3
 
@@ -139,16 +141,22 @@ def cold_start_figures(workspace: Path) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-async def _round_trips(workspace: Path, tool: str, calls: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
-    """Times of `tool` with each of `calls` over one open stdio session, each followed by a protocol ping."""
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+def _server(workspace: Path) -> Any:
+    """The parameters of `harness serve` over stdio on `workspace`."""
+    from mcp.client.stdio import StdioServerParameters
 
     command = harness_command()
-    params = StdioServerParameters(
+    return StdioServerParameters(
         command=command[0], args=[*command[1:], "--workspace", str(workspace), "serve"], env=quiet_env()
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+
+
+async def _round_trips(server: Any, tool: str, calls: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
+    """Times of `tool` with each of `calls` over one open stdio session, each followed by a protocol ping."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         warm = await session.call_tool(tool, calls[0])
         if warm.is_error:
@@ -165,31 +173,63 @@ async def _round_trips(workspace: Path, tool: str, calls: list[dict[str, Any]]) 
     return timings, pings
 
 
-def _p50_ratio(workspace: Path, tool: str, calls: list[dict[str, Any]]) -> tuple[float, float, float]:
+def _p50_ratio(server: Any, tool: str, calls: list[dict[str, Any]]) -> tuple[float, float, float]:
     """(call p50, ping p50, ratio) of the session whose ratio is the median of REPEATS sessions."""
     sessions = []
     for _ in range(REPEATS):
-        timings, pings = anyio.run(_round_trips, workspace, tool, calls)
+        timings, pings = anyio.run(_round_trips, server, tool, calls)
         call_ms, ping_ms = percentile(timings, 50), percentile(pings, 50)
         sessions.append((call_ms / ping_ms, call_ms, ping_ms))
     ratio, call_ms, ping_ms = sorted(sessions)[len(sessions) // 2]
     return call_ms, ping_ms, ratio
 
 
+async def _tool_spec(server: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """What the harness server lists for `tool` and answers to `arguments`: the SDK floor server's whole input."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        listed = next(t for t in (await session.list_tools()).tools if t.name == tool)
+        answer = await session.call_tool(tool, arguments)
+    return {"tool": tool, "input_schema": listed.input_schema, "output_schema": listed.output_schema,
+            "result": answer.structured_content}  # fmt: skip
+
+
+def sdk_floor(server: Any, tool: str, calls: list[dict[str, Any]]) -> tuple[float, float, float]:
+    """(call p50, ping p50, ratio) of the same calls against bench/_sdk_floor_server.py answering the harness's own
+    result for the first of them with the harness's schemas: what any server on this SDK costs per call."""
+    from mcp.client.stdio import StdioServerParameters
+
+    spec = anyio.run(_tool_spec, server, tool, calls[0])
+    with tempfile.TemporaryDirectory(prefix="sdk-floor-") as tmp:
+        spec_file = Path(tmp) / "spec.json"
+        spec_file.write_text(json.dumps(spec))
+        floor = StdioServerParameters(command=sys.executable, args=[str(SDK_FLOOR_SERVER), str(spec_file)])
+        return _p50_ratio(floor, tool, [calls[0]] * len(calls))
+
+
 def round_trip_figures(workspace: Path) -> list[dict[str, Any]]:
     """p50 of check_baseline and of an actor+type search_events over one open stdio session vs p50 of the
-    protocol-level ping in the same session (median of REPEATS sessions)."""
+    protocol-level ping in the same session (median of REPEATS sessions), and the SDK's own floor for the same
+    check_baseline result: a bare SDK server answering it, against the ping of its own sessions."""
     rng = random.Random(5)
     entities = [f"actor-{rng.randrange(ACTORS):04d}" for _ in range(ROUND_TRIPS)]
     check = [{"entity": entity, "event_type": "login"} for entity in entities]
     search = [{"actor": entity, "type": rng.choice(TYPES)} for entity in entities]
-    check_ms, check_ping, check_ratio = _p50_ratio(workspace, "check_baseline", check)
-    search_ms, search_ping, search_ratio = _p50_ratio(workspace, "search_events", search)
+    server = _server(workspace)
+    check_ms, check_ping, check_ratio = _p50_ratio(server, "check_baseline", check)
+    search_ms, search_ping, search_ratio = _p50_ratio(server, "search_events", search)
+    floor_ms, floor_ping, floor_ratio = sdk_floor(server, "check_baseline", check)
     return [
         row("mcp_stdio_check_baseline_p50", check_ms, "ms", target="<= 2x ping (issue 11)",
             meets_target=check_ratio <= 2, baseline=check_ping, ratio=check_ratio),
         row("mcp_stdio_search_events_actor_type_p50", search_ms, "ms", target="<= 4x ping (issue 11)",
             meets_target=search_ratio <= 4, baseline=search_ping, ratio=search_ratio),
+        row("mcp_stdio_sdk_floor_check_baseline_p50", floor_ms, "ms",
+            target="<= 2x ping for the SDK alone: a bare SDK server answering the same result (the floor of goal 1)",
+            meets_target=floor_ratio <= 2, baseline=floor_ping, ratio=floor_ratio),
     ]  # fmt: skip
 
 

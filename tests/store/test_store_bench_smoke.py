@@ -16,7 +16,7 @@ def test_quick_bench_prints_one_json_report() -> None:
     report = json.loads(done.stdout)
     assert report["bench"] == "store" and set(report["machine"]) == {"cpus", "git", "platform", "python"}
     names = [r["name"] for r in report["results"]]
-    assert names == ["ingest_wall", "ingest_cpu", "ingest_peak_rss", "query_actor_type_p50", "query_speedup_vs_full_replay",
+    assert names == ["ingest_wall", "ingest_cpu", "ingest_peak_rss", "order_index_build_floor", "query_actor_type_p50", "query_speedup_vs_full_replay",
                      "catch_up_after_300", "append_one_at_3000"]
     for row in report["results"]:
         assert set(row) == {"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}
