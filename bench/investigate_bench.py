@@ -1,6 +1,7 @@
 """Investigation benchmarks (docs/investigate.md §10) not covered by store_bench.py: search_events through the real
 handler vs a full replay, `harness --help` cold start, MCP stdio round trips of check_baseline and search_events
-vs ping, a 2,000-event result in process and time-window-only queries vs the bare SELECT of their page.
+vs ping (and the SDK's own floor: bench/_sdk_floor_server.py answering the same check_baseline result), a
+2,000-event result in process and time-window-only queries vs the bare SELECT of their page.
 
 Usage: python bench/investigate_bench.py [--quick] [--events N] [--workspace W] [--only NAME]. Prints one JSON object on stdout:
 {"bench", "machine", "results": [{"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}]}.

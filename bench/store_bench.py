@@ -1,8 +1,10 @@
 """Store benchmarks (docs/investigate.md §10): ingest, actor+type query vs full replay, catch-up, append scaling.
 
 The ingest figures are issue 11 goal 6's: wall and peak RSS of a 1,000,000-event ingest, beside reading and
-json-parsing the same file in a process of its own in the same run (the least any ingest does); with
-`--scale-events 10000000`, the same for a 10,000,000-event store and its actor+type p50 against the 1M one.
+json-parsing the same file in a process of its own in the same run (the least any ingest does), and the CPU
+SQLite takes to build the schema's order indexes alone over the same rows (the least any ingest that keeps them
+does); with `--scale-events 10000000`, the same for a 10,000,000-event store and its actor+type p50 against the
+1M one.
 
 Usage: python bench/store_bench.py [--quick] [--events N] [--scale-events N]. Prints one JSON object on stdout:
 {"bench", "machine", "results": [{"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}]}.
