@@ -15,6 +15,7 @@ import psycopg
 from pgsupport import PgServer
 from psycopg import sql as psql
 
+from harness.ledger.commands import migrate
 from harness.ledger.settings import LedgerSettings
 from harness.ledger.store import LedgerStore, open_store
 from harness.text.redact import Redactor
@@ -135,6 +136,44 @@ class PgLedger:
     owner_role: str
     app_role: str
     login_role: str
+
+
+@dataclasses.dataclass(frozen=True)
+class PgUpgrade:
+    """A new database with its own login and role names, migrated on demand: to the shipped migrations, or, with
+    `migrations.shipped` patched, to an earlier release's (the upgrade tests)."""
+
+    dbname: str
+    dsn: str
+    admin_dsn: str
+    owner_role: str
+    login_role: str
+    app_role: str
+
+    def migrate(self, redactor: Redactor) -> dict[str, Any]:
+        return migrate(
+            self.dsn,
+            clock=FakeClock(),
+            settings=LedgerSettings(),
+            redactor=redactor,
+            admin_dsn=self.admin_dsn,
+            owner_role=self.owner_role,
+            app_role=self.app_role,
+            grant_app_to=[self.login_role],
+        )
+
+
+def new_pg_upgrade(server: PgServer, suffix: str) -> PgUpgrade:
+    login = server.create_role(f"harness_ledger_login_{suffix}", login=True)
+    dbname = server.create_database(f"harness_ledger_{suffix}")
+    return PgUpgrade(
+        dbname,
+        server.dsn_for(dbname, login),
+        server.dsn_for(dbname),
+        server.reserve_role_name(f"harness_ledger_owner_{suffix}"),
+        login,
+        server.reserve_role_name(f"harness_ledger_app_{suffix}"),
+    )
 
 
 def concurrency_worker(target: str, worker: int, calls: int) -> int:

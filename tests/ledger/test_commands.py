@@ -288,6 +288,14 @@ class TestMissingLedger:
         reader.close()
 
 
+SQLITE_APPLIED = [
+    {"version": 1, "name": "initial"},
+    {"version": 2, "name": "deletion_integrity"},
+    {"version": 3, "name": "result_sidecars"},
+    {"version": 4, "name": "open_calls"},
+]
+
+
 class TestMigrateSqlite:
     def test_fresh_then_current(self, tmp_path: Path, clock: FakeClock, redactor: Redactor) -> None:
         path = tmp_path / "ws" / "ledger.sqlite3"
@@ -295,23 +303,24 @@ class TestMigrateSqlite:
         assert dry == {
             "backend": "sqlite",
             "from_version": 0,
-            "to_version": 3,
-            "applied": [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}, {"version": 3, "name": "result_sidecars"}],
+            "to_version": 4,
+            "applied": SQLITE_APPLIED,
             "roles": {"owner": None, "app": None, "created": []},
             "dry_run": True,
         }
         assert not path.exists()
         done = commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor)
-        assert done["applied"] == [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}, {"version": 3, "name": "result_sidecars"}] and done["dry_run"] is False
+        assert done["applied"] == SQLITE_APPLIED and done["dry_run"] is False
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         again = commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor)
-        assert (again["from_version"], again["applied"]) == (3, [])
+        assert (again["from_version"], again["applied"]) == (4, [])
         assert (
             commands.migrate(path, clock=clock, settings=LedgerSettings(), redactor=redactor, dry_run=True)["applied"]
             == []
         )
         query = "SELECT * FROM schema_migrations ORDER BY version"
-        [(version, name, checksum, applied_at, applied_by), _, _] = SqliteAdmin(path).query(query)
+        [(version, name, checksum, applied_at, applied_by), *later] = SqliteAdmin(path).query(query)
+        assert len(later) == len(SQLITE_APPLIED) - 1
         assert (version, name, len(checksum), applied_by) == (1, "initial", 64, None)
         assert applied_at.endswith("Z") and len(applied_at) == 27
 

@@ -242,7 +242,7 @@ class TestReads:
         assert list(store.iter_rows([])) == []
         assert list(store.iter_rows(since=T0 + datetime.timedelta(seconds=1))) == [b1, b2]
         assert list(store.iter_rows(until=T0 + datetime.timedelta(seconds=1))) == [a]
-        assert store.schema_version() == (4 if store.backend == "postgresql" else 3) and store.tombstones() == []
+        assert store.schema_version() == (5 if store.backend == "postgresql" else 4) and store.tombstones() == []
 
 
 class TestVectors:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from ledger_support import FakeClock, PgAdmin, PgLedger
+from ledger_support import FakeClock, PgAdmin, PgLedger, new_pg_upgrade
 from pgsupport import PgServer
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
@@ -120,7 +120,8 @@ def test_every_ledger_trigger_is_enabled_always(filled: LedgerStore, pg_ledger: 
             "SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
             " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'ledger' AND NOT t.tgisinternal"
         ).fetchall()
-    assert len(rows) == 12
+    assert len(rows) == 13
+    assert ("tool_invocations", "tool_invocations_track_open_call", "A") in rows
     assert {enabled for _, _, enabled in rows} == {"A"}
 
 
@@ -137,7 +138,7 @@ def test_trigger_functions_are_definer_rights_with_a_pinned_search_path(filled: 
         schema_owner = conn.execute(
             "SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = 'ledger'"
         ).fetchone()[0]
-    assert [r[0] for r in rows] == ["record_tombstone", "refuse_mutation", "refuse_reused_id"]
+    assert [r[0] for r in rows] == ["record_tombstone", "refuse_mutation", "refuse_reused_id", "track_open_call"]
     for _, definer, config, owner in rows:
         assert definer is True
         assert config == ["search_path=pg_catalog, pg_temp"]
@@ -267,35 +268,20 @@ def test_an_upgraded_ledger_refuses_the_replica_mode_rewrite(
     """A ledger migrated by the previous release (schema 1), where a superuser already deleted a conversation row in
     replica mode, leaving its rows: after `migrate`, its rows cannot be deleted one by one and the id cannot come
     back. Before the fix both succeeded, which let the chosen rows vanish without a trace."""
-    login = pg_server.create_role("harness_ledger_login_u", login=True)
-    owner = pg_server.reserve_role_name("harness_ledger_owner_u")
-    app = pg_server.reserve_role_name("harness_ledger_app_u")
-    dbname = pg_server.create_database("harness_ledger_upgrade")
-    dsn, admin_dsn = pg_server.dsn_for(dbname, login), pg_server.dsn_for(dbname)
-
-    def run_migrate() -> dict[str, object]:
-        return commands.migrate(
-            dsn,
-            clock=FakeClock(),
-            settings=LedgerSettings(),
-            redactor=redactor,
-            admin_dsn=admin_dsn,
-            owner_role=owner,
-            app_role=app,
-            grant_app_to=[login],
-        )
+    ledger = new_pg_upgrade(pg_server, "u")
+    dsn, admin_dsn = ledger.dsn, ledger.admin_dsn
 
     first = migrations.shipped("postgres")[:1]
     with monkeypatch.context() as previous_release:
         previous_release.setattr(migrations, "shipped", lambda backend: first)
-        assert run_migrate()["to_version"] == 1
+        assert ledger.migrate(redactor)["to_version"] == 1
         store = open_store(dsn, redactor=redactor, clock=FakeClock(), settings=LedgerSettings())
         for n in range(1, 4):
             store.insert(LedgerEvent("conv-x", str(n), f"call-{n}", "search_events", "start"))
         store.close()
         with psycopg.connect(admin_dsn, autocommit=True) as conn:
             _replica(conn).execute("DELETE FROM ledger.conversations WHERE id = 'conv-x'")
-    report = run_migrate()
+    report = ledger.migrate(redactor)
     assert (report["from_version"], report["to_version"]) == (1, migrations.target_version("postgres"))
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
         _replica(conn)

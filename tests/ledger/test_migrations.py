@@ -26,9 +26,16 @@ SETTINGS = LedgerSettings()
 
 
 SHIPPED = {
-    "sqlite": [(1, "initial"), (2, "deletion_integrity"), (3, "result_sidecars")],
-    "postgres": [(1, "initial"), (2, "deletion_integrity"), (3, "tail_order"), (4, "result_sidecars")],
+    "sqlite": [(1, "initial"), (2, "deletion_integrity"), (3, "result_sidecars"), (4, "open_calls")],
+    "postgres": [
+        (1, "initial"),
+        (2, "deletion_integrity"),
+        (3, "tail_order"),
+        (4, "result_sidecars"),
+        (5, "open_calls"),
+    ],
 }
+SQLITE_VERSION, PG_VERSION = len(SHIPPED["sqlite"]), len(SHIPPED["postgres"])
 PG_APPLIED = [{"version": v, "name": name} for v, name in SHIPPED["postgres"]]
 
 
@@ -44,15 +51,16 @@ def test_shipped_migrations_and_checksums() -> None:
 
 
 def test_pending_refuses_changed_text_and_newer_schemas() -> None:
-    first, second, third = migrations.shipped("sqlite")
-    assert migrations.pending("sqlite", []) == [first, second, third]
-    assert migrations.pending("sqlite", [migrations.Applied(1, "initial", first.checksum)]) == [second, third]
-    done = [migrations.Applied(m.version, m.name, m.checksum) for m in (first, second, third)]
+    shipped = migrations.shipped("sqlite")
+    first = shipped[0]
+    assert migrations.pending("sqlite", []) == list(shipped)
+    assert migrations.pending("sqlite", [migrations.Applied(1, "initial", first.checksum)]) == list(shipped[1:])
+    done = [migrations.Applied(m.version, m.name, m.checksum) for m in shipped]
     assert migrations.pending("sqlite", done) == []
     with pytest.raises(LedgerBackendError, match="checksum mismatch"):
         migrations.pending("sqlite", [migrations.Applied(1, "initial", "0" * 64)])
     with pytest.raises(LedgerBackendError, match="newer than this harness"):
-        migrations.pending("sqlite", [*done, migrations.Applied(4, "x", "")])
+        migrations.pending("sqlite", [*done, migrations.Applied(SQLITE_VERSION + 1, "x", "")])
     with pytest.raises(ValueError):
         migrations.shipped("oracle")
 
@@ -70,7 +78,12 @@ class TestSqliteVersions:
         path = tmp_path / "ledger.sqlite3"
         open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS).close()
         SqliteAdmin(path).tamper(
-            [("INSERT INTO schema_migrations VALUES (4, 'future', ?, '2026-01-01T00:00:00.000000Z', NULL)", ["a" * 64])]
+            [
+                (
+                    "INSERT INTO schema_migrations VALUES (?, 'future', ?, '2026-01-01T00:00:00.000000Z', NULL)",
+                    [SQLITE_VERSION + 1, "a" * 64],
+                )
+            ]
         )
         for create in (True, False):
             with pytest.raises(LedgerBackendError, match="newer than this harness"):
@@ -89,7 +102,7 @@ class TestSqliteVersions:
         reader = open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS, create=False)
         assert reader.schema_version() == 0 and reader.heads() == []
         writer = open_store(str(path), redactor=redactor, clock=FakeClock(), settings=SETTINGS)
-        assert writer.schema_version() == 3
+        assert writer.schema_version() == SQLITE_VERSION
         writer.close()
 
 
@@ -116,7 +129,7 @@ class TestPostgres:
         assert dry == {
             "backend": "postgresql",
             "from_version": 0,
-            "to_version": 4,
+            "to_version": PG_VERSION,
             "applied": PG_APPLIED,
             "roles": {"owner": owner, "app": app, "created": [owner, app]},
             "dry_run": True,
@@ -127,7 +140,7 @@ class TestPostgres:
         assert done["applied"] == PG_APPLIED
         assert done["roles"] == {"owner": owner, "app": app, "created": [owner, app]}
         again = commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor, **options)
-        assert (again["from_version"], again["applied"], again["roles"]["created"]) == (4, [], [])
+        assert (again["from_version"], again["applied"], again["roles"]["created"]) == (PG_VERSION, [], [])
 
         with pg_server.admin(fresh_db) as conn:
             member = conn.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (login, app)).fetchone()[0]
@@ -139,7 +152,9 @@ class TestPostgres:
         store.close()
 
     def test_the_store_never_migrates(self, pg_server: PgServer, fresh_db: str, redactor: Redactor) -> None:
-        with pytest.raises(LedgerBackendError, match="ledger schema 0, harness needs 4: run harness ledger migrate"):
+        with pytest.raises(
+            LedgerBackendError, match=f"ledger schema 0, harness needs {PG_VERSION}: run harness ledger migrate"
+        ):
             open_store(pg_server.dsn_for(fresh_db), redactor=redactor, clock=FakeClock(), settings=SETTINGS)
         assert not _schema_exists(pg_server, fresh_db)
 
@@ -148,7 +163,8 @@ class TestPostgres:
         commands.migrate(dsn, clock=FakeClock(), settings=SETTINGS, redactor=redactor)
         with pg_server.admin(fresh_db) as conn:
             conn.execute(
-                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (5, 'x', %s)", ("c" * 64,)
+                "INSERT INTO ledger.schema_migrations (version, name, checksum) VALUES (%s, 'x', %s)",
+                (PG_VERSION + 1, "c" * 64),
             )
         with pytest.raises(LedgerBackendError, match="newer than this harness"):
             open_store(dsn, redactor=redactor, clock=FakeClock(), settings=SETTINGS)

@@ -86,11 +86,8 @@ def page_query(d: Dialect, where: ConversationFilter, after: PageKey | None, lim
         sql += f" AND EXISTS (SELECT 1{rows_of} AND t.event = 'end' AND t.status = ?)"
         params.append(where.status)
     elif where.status == "in_flight":
-        sql += (
-            f" AND EXISTS (SELECT 1{rows_of} AND t.event = 'start' AND NOT EXISTS (SELECT 1 FROM {{ti}} e"
-            " WHERE e.conversation_id = t.conversation_id AND e.request_id = t.request_id"
-            " AND e.tool_call_id = t.tool_call_id AND e.event = 'end'))"
-        )
+        # The triggers' index of calls with no end (docs/decisions.md, "Open calls"): one primary-key probe.
+        sql += " AND EXISTS (SELECT 1 FROM {oc} o WHERE o.conversation_id = s.conversation_id)"
     if where.principal is not None:
         principal = d.principal_sql.replace("s.meta", "t.meta")
         sql += f" AND EXISTS (SELECT 1{rows_of} AND t.event = 'start' AND {principal} = ?)"

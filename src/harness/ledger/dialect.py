@@ -74,7 +74,7 @@ class Dialect:
     tail_ready_sql: str
 
     def sql(self, template: str) -> str:
-        """Expand `{ti}`, `{co}`, `{tb}`, `{rs}`, `{meta}` and turn `?` into this driver's parameter marker."""
+        """Expand `{ti}`, `{co}`, `{tb}`, `{rs}`, `{oc}`, `{meta}` and turn `?` into this driver's parameter marker."""
         return _expand(self.prefix, self.param, self.meta_cast, template)
 
     def row_from_db(self, r: Sequence[Any]) -> LedgerRow:
@@ -155,6 +155,7 @@ def _expand(prefix: str, param: str, meta_cast: str, template: str) -> str:
         co=prefix + "conversations",
         tb=prefix + "tombstones",
         rs=prefix + "result_sidecars",
+        oc=prefix + "open_calls",
         meta="?" + meta_cast,
     )
     return text if param == "?" else text.replace("?", param)

@@ -35,7 +35,14 @@ DEFAULT_OWNER_ROLE = "harness_ledger_owner"
 DEFAULT_APP_ROLE = "harness_ledger_app"
 # pg_advisory_lock key of the migration runner: the first 8 bytes of SHA-256("triage-harness.ledger.migrate").
 MIGRATION_LOCK_KEY = 0x2F0A6C55D3B4E1A7
-LEDGER_TABLES = ("conversations", "tool_invocations", "result_sidecars", "tombstones", "schema_migrations")
+LEDGER_TABLES = (
+    "conversations",
+    "tool_invocations",
+    "result_sidecars",
+    "open_calls",
+    "tombstones",
+    "schema_migrations",
+)
 _ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _RETRIED_CONSTRAINTS = ("tool_invocations_chain", "tool_invocations_call_key", "conversations_pkey")
 _UTC = datetime.UTC
@@ -484,10 +491,14 @@ def _grant_app(cur: psycopg.Cursor[Any], app: str) -> None:
     cur.execute("REVOKE ALL ON SCHEMA ledger FROM PUBLIC")
     cur.execute(sql.SQL("GRANT USAGE ON SCHEMA ledger TO {}").format(app_id))
     cur.execute(sql.SQL("GRANT SELECT, INSERT ON ledger.conversations, ledger.tool_invocations TO {}").format(app_id))
-    # Absent below schema 4 (a migration stopped early, or a test of the upgrade path).
-    cur.execute("SELECT to_regclass('ledger.result_sidecars') IS NOT NULL")
-    if cur.fetchone()[0]:
-        cur.execute(sql.SQL("GRANT SELECT, INSERT ON ledger.result_sidecars TO {}").format(app_id))
+    # Tables of later schemas, absent where a migration stopped early or a test runs the upgrade path. open_calls is
+    # read only: the track_open_call trigger keeps it with definer rights.
+    for table, rights in (("result_sidecars", "SELECT, INSERT"), ("open_calls", "SELECT")):
+        cur.execute("SELECT to_regclass(%s) IS NOT NULL", (f"ledger.{table}",))
+        if cur.fetchone()[0]:
+            cur.execute(
+                sql.SQL("GRANT {} ON {} TO {}").format(sql.SQL(rights), sql.Identifier("ledger", table), app_id)
+            )
     cur.execute(sql.SQL("GRANT SELECT ON ledger.tombstones, ledger.schema_migrations TO {}").format(app_id))
 
 

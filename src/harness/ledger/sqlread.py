@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.ledger import browse
 from harness.ledger.catalog import SchemaObject, as_set
-from harness.ledger.dialect import COLUMNS_SQL, ROW_BY_KEY, Dialect
+from harness.ledger.dialect import COLUMNS_SQL, ROW_BY_KEY, ROW_COLUMNS, Dialect
 from harness.ledger.errors import LedgerValueError
 from harness.ledger.model import LedgerRow
 from harness.ledger.records import Call, CallFilter, ConversationInfo, ConversationSummary, Head, Tombstone
@@ -19,7 +19,7 @@ from harness.ledger.tail import Position
 _CALL_SELECT = (
     "SELECT s.conversation_id, s.request_id, s.tool_call_id, s.tool_name, s.seq, s.started_at,"
     " e.ended_at, e.duration_ms, e.status, e.error, e.exit_code, e.result_bytes, e.result_truncated, {principal}"
-    " FROM {ti} s LEFT JOIN {ti} e ON e.conversation_id = s.conversation_id AND e.request_id = s.request_id"
+    " FROM {starts} LEFT JOIN {ti} e ON e.conversation_id = s.conversation_id AND e.request_id = s.request_id"
     " AND e.tool_call_id = s.tool_call_id AND e.event = 'end'"
     " WHERE s.event = 'start'"
 )
@@ -30,10 +30,18 @@ _SUMMARY_SELECT = (
     " (SELECT max(t.ts) FROM {ti} t WHERE t.conversation_id = c.id)"
     " FROM {co} c"
 )
+# Calls in flight are read from open_calls (schema v4 on SQLite, v5 on PostgreSQL; docs/decisions.md, "Open calls"):
+# a missing end cannot be indexed in an append-only table, so triggers keep the calls that have none, and open_calls
+# drives the join, so a read costs what is in flight and not the ledger's size. SQLite takes CROSS JOIN as that order;
+# PostgreSQL has no such hint and needs none, the table being small.
+_OPEN_STARTS = (
+    "{oc} o {join} {ti} s ON s.conversation_id = o.conversation_id AND s.request_id = o.request_id"
+    " AND s.tool_call_id = o.tool_call_id"
+)
 _IN_FLIGHT = (
-    "SELECT " + COLUMNS_SQL + " FROM {ti} s WHERE s.event = 'start' AND s.ts < ? AND NOT EXISTS ("
-    "SELECT 1 FROM {ti} e WHERE e.conversation_id = s.conversation_id AND e.request_id = s.request_id"
-    " AND e.tool_call_id = s.tool_call_id AND e.event = 'end') ORDER BY s.ts, s.id LIMIT ?"
+    "SELECT "
+    + ", ".join("s." + c for c in ROW_COLUMNS)
+    + " FROM {starts} WHERE s.event = 'start' AND s.ts < ? ORDER BY s.ts, s.id LIMIT ?"
 )
 # End rows naming a result that is not stored with them: sidecar files of the format before the result_sidecars
 # table, which `harness ledger migrate` imports.
@@ -48,8 +56,9 @@ _HEADS = (
 )
 
 
-def _placeholders(n: int) -> str:
-    return ", ".join(["?"] * n)
+def _any_of(column: str, n: int) -> str:
+    """`column` equal to one of `n` parameters; none matches no row."""
+    return f"{column} IN ({', '.join(['?'] * n)})" if n else "1 = 0"
 
 
 class SqlSnapshot:
@@ -72,7 +81,7 @@ class SqlSnapshot:
         """Conversation rows ordered by id, optionally only the given ids."""
         sql, params = "SELECT id, created_at FROM {co}", list(conversation_ids or ())
         if conversation_ids is not None:
-            sql += f" WHERE id IN ({_placeholders(len(params))})" if params else " WHERE 1 = 0"
+            sql += " WHERE " + _any_of("id", len(params))
         rows = self._fetch(self._d.sql(sql + " ORDER BY id"), params)
         return [ConversationInfo(cid, self._d.ts_from_db(created)) for cid, created in rows]
 
@@ -147,7 +156,18 @@ class SqlSnapshot:
 
     def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]:
         """Starts older than `cutoff` that have no end, by ts then id."""
-        return self._rows(_IN_FLIGHT, [self._d.ts_to_db(_aware("cutoff", cutoff)), limit])
+        sql = _IN_FLIGHT.replace("{starts}", self._open_starts())
+        return self._rows(sql, [self._d.ts_to_db(_aware("cutoff", cutoff)), limit])
+
+    def open_calls(self, conversation_ids: Sequence[str] | None = None) -> set[tuple[str, str, str]]:
+        """The (conversation_id, request_id, tool_call_id) of each call the open_calls index lists."""
+        sql, params = "SELECT conversation_id, request_id, tool_call_id FROM {oc}", list(conversation_ids or ())
+        if conversation_ids is not None:
+            sql += " WHERE " + _any_of("conversation_id", len(params))
+        return {(c, r, t) for c, r, t in self._fetch(self._d.sql(sql), params)}
+
+    def _open_starts(self) -> str:
+        return _OPEN_STARTS.replace("{join}", "CROSS JOIN" if self._d.name == "sqlite" else "JOIN")
 
     def sidecar(self, end_id: uuid.UUID) -> str | None:
         """The stored full result of an end row, or None."""
@@ -193,7 +213,9 @@ class SqlSnapshot:
 
     def calls(self, where: CallFilter, limit: int) -> list[Call]:
         """Starts joined with their ends, newest first; at most `limit`."""
-        sql, params = _CALL_SELECT.replace("{principal}", self._d.principal_sql), []
+        status = "in_flight" if where.in_flight_before is not None else where.status
+        starts = self._open_starts() if status == "in_flight" else "{ti} s"
+        sql, params = _CALL_SELECT.replace("{principal}", self._d.principal_sql).replace("{starts}", starts), []
         ts = self._d.ts_to_db
         for clause, value in (
             (" AND s.conversation_id = ?", where.conversation_id),
@@ -205,10 +227,7 @@ class SqlSnapshot:
         ):
             if value is not None:
                 sql, params = sql + clause, [*params, value]
-        status = "in_flight" if where.in_flight_before is not None else where.status
-        if status == "in_flight":
-            sql += " AND e.id IS NULL"
-        elif status is not None:
+        if status not in (None, "in_flight"):
             sql, params = sql + " AND e.status = ?", [*params, status]
         sql += " ORDER BY s.started_at DESC, s.conversation_id, s.seq DESC LIMIT ?"
         out = []
@@ -252,7 +271,7 @@ def _row_filters(
     params: list[Any] = []
     if conversation_ids is not None:
         ids = list(conversation_ids)
-        clauses.append(f"conversation_id IN ({_placeholders(len(ids))})" if ids else "1 = 0")
+        clauses.append(_any_of("conversation_id", len(ids)))
         params.extend(ids)
     if since is not None:
         clauses.append("ts >= ?")
@@ -304,6 +323,9 @@ class EmptySnapshot:
     def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]:
         _aware("cutoff", cutoff)
         return []
+
+    def open_calls(self, conversation_ids: Sequence[str] | None = None) -> set[tuple[str, str, str]]:
+        return set()
 
     def sidecar(self, end_id: uuid.UUID) -> str | None:
         return None

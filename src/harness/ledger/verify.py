@@ -152,8 +152,13 @@ class _ConversationCheck:
         self.problem: Problem | None = None
 
     @property
+    def open_calls(self) -> set[tuple[str, str]]:
+        """The (request_id, tool_call_id) of each start without its end."""
+        return self._starts.keys() - self._ended
+
+    @property
     def in_flight(self) -> int:
-        return len(self._starts.keys() - self._ended)
+        return len(self.open_calls)
 
     def _fail(self, chain_seq: int | None, kind: str, detail: str) -> None:
         self.problem = Problem(self.conversation_id, chain_seq, kind, detail)
@@ -233,6 +238,23 @@ def _created_at_problem(info: ConversationInfo, check: _ConversationCheck | None
     return None
 
 
+def _open_calls_problem(
+    conversation_id: str, in_flight: set[tuple[str, str]], listed: set[tuple[str, str]]
+) -> Problem | None:
+    # open_calls is an index the triggers keep beside the chain (docs/decisions.md, "Open calls"); the chain decides.
+    if listed == in_flight:
+        return None
+    missing, extra = sorted(in_flight - listed), sorted(listed - in_flight)
+    if missing:
+        request_id, tool_call_id = missing[0]
+        first = f"open_calls leaves out call {tool_call_id} of request {request_id}, which has no end"
+    else:
+        request_id, tool_call_id = extra[0]
+        first = f"open_calls lists call {tool_call_id} of request {request_id}, which has ended or never started"
+    detail = f"{first} ({len(missing)} left out, {len(extra)} listed wrongly)"
+    return Problem(conversation_id, None, "open_calls_mismatch", detail)
+
+
 def _schema_problems(actual: frozenset[SchemaObject], expected: frozenset[SchemaObject]) -> list[Problem]:
     return [Problem(None, None, "schema_mismatch", note) for note in catalog.differences(actual, expected)]
 
@@ -287,6 +309,15 @@ def verify_snapshot(
             found = _created_at_problem(info, checks.get(info.id))
             if found is not None:
                 problems[info.id] = found
+    listed: dict[str, set[tuple[str, str]]] = {}
+    for cid, request_id, tool_call_id in snap.open_calls(conversation_ids):
+        listed.setdefault(cid, set()).add((request_id, tool_call_id))
+    for cid in sorted(listed.keys() | checks.keys()):
+        check = checks.get(cid)
+        if cid not in problems:
+            found = _open_calls_problem(cid, set() if check is None else check.open_calls, listed.get(cid, set()))
+            if found is not None:
+                problems[cid] = found
     for head in checked_heads:
         cid = head.conversation_id
         if cid not in problems:
