@@ -4,7 +4,7 @@ SELECT of the same page.
 Usage: python bench/ui_list_bench.py [--quick] [--rows N]. Prints one JSON object on stdout (bench/_common.py).
 The ledger is real (the store's own schema, migrations, CHECKs and indexes) and its rows are real chained rows: one
 conversation of 5 calls is prepared through the store's boundary conversion, then copied under new ids and times,
-each copy re-chained, and written in one transaction. The page figure is a full HTTP GET of /ui/ from a uvicorn
+each copy re-chained, and written in one transaction; one copy in 1,000 leaves its last call in flight. The page figure is a full HTTP GET of /ui/ from a uvicorn
 server on loopback (query, counts, template, CSP headers); the baseline is the same page's SELECT (browse.page_query, the
 same filters and keyset) alone on a raw connection, so the ratio is what the view costs on top of finding its rows
 (the per-conversation counts, the template, HTTP).
@@ -44,6 +44,7 @@ TOOLS = ["search_events", "get_raw_event", "lookup_rules", "fp_agent_verify", "g
 PRINCIPALS = 20
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 TARGET_MS = 200.0
+IN_FLIGHT_EVERY = 1000
 
 
 def template(principal: int) -> list[LedgerRow]:
@@ -89,7 +90,8 @@ def copies(templates: list[list[LedgerRow]], conversations: int) -> Any:
             moved = dataclasses.replace(moved, row_hash=chain.hash_values(moved.chain_values()))
             prev = moved.row_hash
             out.append(moved)
-        yield cid, out
+        # One conversation in IN_FLIGHT_EVERY has its last call still in flight (its end is the chain's tail).
+        yield cid, out if c % IN_FLIGHT_EVERY else out[:-1]
 
 
 def build_ledger(path: Path, total_rows: int) -> int:
@@ -178,6 +180,9 @@ def main() -> None:
                     None,
                 ),
                 "list_page_filter_text": ("/ui/?text=deploy-svc", ConversationFilter(text="deploy-svc"), None),
+                "list_page_filter_in_flight": (
+                    "/ui/?status=in_flight", ConversationFilter(status="in_flight"), None
+                ),
             }
             for name, (url, where, after) in pages.items():
                 sql, params = page_query(DIALECT, where, after, PAGE_SIZE + 1)
@@ -190,8 +195,9 @@ def main() -> None:
         server.should_exit = True
         thread.join(10)
         store.close()
-    emit("ui_list", results, rows=conversations * ROWS_PER_CONVERSATION, conversations=conversations,
-         build_seconds=round(build_s, 1))
+    in_flight = len(range(0, conversations, IN_FLIGHT_EVERY))
+    emit("ui_list", results, rows=conversations * ROWS_PER_CONVERSATION - in_flight, conversations=conversations,
+         calls_in_flight=in_flight, build_seconds=round(build_s, 1))
 
 
 if __name__ == "__main__":

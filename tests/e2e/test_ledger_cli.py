@@ -621,8 +621,13 @@ def test_ledger_commands_schema_and_serve_are_not_recorded(tmp_path: Path) -> No
 
 
 SHARED = [{"version": 1, "name": "initial"}, {"version": 2, "name": "deletion_integrity"}]
-APPLIED = [*SHARED, {"version": 3, "name": "result_sidecars"}]
-PG_APPLIED = [*SHARED, {"version": 3, "name": "tail_order"}, {"version": 4, "name": "result_sidecars"}]
+APPLIED = [*SHARED, {"version": 3, "name": "result_sidecars"}, {"version": 4, "name": "open_calls"}]
+PG_APPLIED = [
+    *SHARED,
+    {"version": 3, "name": "tail_order"},
+    {"version": 4, "name": "result_sidecars"},
+    {"version": 5, "name": "open_calls"},
+]
 
 
 def test_migrate_a_sqlite_ledger(tmp_path: Path) -> None:
@@ -632,7 +637,7 @@ def test_migrate_a_sqlite_ledger(tmp_path: Path) -> None:
     assert dry == {
         "backend": "sqlite",
         "from_version": 0,
-        "to_version": 3,
+        "to_version": len(APPLIED),
         "applied": APPLIED,
         "roles": {"owner": None, "app": None, "created": []},
         "dry_run": True,
@@ -676,7 +681,7 @@ def test_migrate_postgres_with_an_admin_dsn(tmp_path: Path, pg_server: PgServer)
         done = run_cli(migrate)
         assert done.exit_code == 0, done.stdout
         report = done.json()
-        assert (report["from_version"], report["to_version"]) == (0, 4)
+        assert (report["from_version"], report["to_version"]) == (0, len(PG_APPLIED))
         assert report["applied"] == PG_APPLIED
         assert report["roles"]["owner"] == owner and report["roles"]["app"] == app
         assert set(report["roles"]["created"]) == {owner, app}
@@ -713,8 +718,8 @@ def test_serve_exits_3_on_a_sqlite_ledger_from_the_future(tmp_path: Path) -> Non
     assert run_cli(["--workspace", str(tmp_path), "ledger", "migrate"]).exit_code == 0
     with sqlite3.connect(tmp_path / "ledger.sqlite3") as conn:
         conn.execute(
-            "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (4, 'future', ?, ?)",
-            ("0" * 64, "2026-01-01T00:00:00.000000Z"),
+            "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, 'future', ?, ?)",
+            (len(APPLIED) + 1, "0" * 64, "2026-01-01T00:00:00.000000Z"),
         )
     proc = _serve(tmp_path)
     assert proc.returncode == 3

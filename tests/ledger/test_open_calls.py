@@ -1,9 +1,11 @@
 """The open_calls index (docs/decisions.md, "Open calls"): the triggers keep exactly the starts without an end, through
-ends, deletions, upgrades and replica mode, on both backends, and what reads it answers as the full scan did."""
+ends, deletions and upgrades, on both backends, and what reads it answers as the full scan did."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import sqlite3
 from pathlib import Path
 
 import psycopg
@@ -12,8 +14,11 @@ from ledger_support import T0, FakeClock, PgAdmin, PgLedger, SqliteAdmin, new_pg
 from pgsupport import PgServer
 
 from harness.ledger import commands, migrations
-from harness.ledger.browse import ConversationFilter
+from harness.ledger.browse import ConversationFilter, page_query
 from harness.ledger.model import LedgerEvent, LedgerRow, end_event
+from harness.ledger.records import CallFilter
+from harness.ledger.sqlite import DIALECT
+from harness.ledger.sqlread import IN_FLIGHT, calls_query
 from harness.ledger.store import LedgerStore
 from harness.ledger.verify import verify
 from harness.text.redact import Redactor
@@ -225,3 +230,34 @@ def test_the_app_role_reads_the_index_and_cannot_write_it(
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute(statement)
         assert conn.execute("SELECT count(*) FROM ledger.open_calls").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("analyzed", [False, True], ids=["no_statistics", "analyzed"])
+@pytest.mark.parametrize("query", ["list", "list_in_flight_before", "in_flight_before", "web_view_page"])
+def test_sqlite_reads_of_calls_in_flight_start_from_the_index(
+    tmp_path: Path, redactor: Redactor, analyzed: bool, query: str
+) -> None:
+    """Each read of the calls in flight walks open_calls and looks up its starts; none scans tool_invocations, with
+    or without the planner's statistics."""
+    path = tmp_path / "ledger.sqlite3"
+    store = open_test_store(str(path), redactor, FakeClock())
+    for n in range(1, 40):
+        row = _start(store, f"conv-{n % 7}", n)
+        if n % 5:
+            _end(store, row)
+    store.close()
+    late = T0 + datetime.timedelta(days=1)
+    sql, params = {
+        "list": lambda: calls_query(DIALECT, CallFilter(status="in_flight"), 100),
+        "list_in_flight_before": lambda: calls_query(DIALECT, CallFilter(in_flight_before=late), 100),
+        "in_flight_before": lambda: (DIALECT.sql(IN_FLIGHT), [DIALECT.ts_to_db(late), 100]),
+        "web_view_page": lambda: page_query(DIALECT, ConversationFilter(status="in_flight"), None, 51),
+    }[query]()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        if analyzed:
+            conn.execute("ANALYZE")
+        plan = [step for *_, step in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
+    reads = [step for step in plan if step.startswith(("SCAN", "SEARCH"))]
+    assert "open_calls" in reads[0] or reads[0].split()[1] == "o", plan
+    starts = [step for step in reads if step.split()[1] in ("s", "e")]
+    assert starts and all(step.startswith("SEARCH") for step in starts), plan

@@ -32,16 +32,16 @@ _SUMMARY_SELECT = (
 )
 # Calls in flight are read from open_calls (schema v4 on SQLite, v5 on PostgreSQL; docs/decisions.md, "Open calls"):
 # a missing end cannot be indexed in an append-only table, so triggers keep the calls that have none, and open_calls
-# drives the join, so a read costs what is in flight and not the ledger's size. SQLite takes CROSS JOIN as that order;
-# PostgreSQL has no such hint and needs none, the table being small.
-_OPEN_STARTS = (
-    "{oc} o {join} {ti} s ON s.conversation_id = o.conversation_id AND s.request_id = o.request_id"
-    " AND s.tool_call_id = o.tool_call_id"
+# drives the join, so a read costs what is in flight and not the ledger's size. SQLite keeps the order a CROSS JOIN
+# gives; PostgreSQL reorders it as any inner join and starts from the small table on its own.
+_OPEN_STARTS = "{oc} o CROSS JOIN {ti} s"
+_IS_OPEN = (
+    " AND s.conversation_id = o.conversation_id AND s.request_id = o.request_id AND s.tool_call_id = o.tool_call_id"
 )
-_IN_FLIGHT = (
+IN_FLIGHT = (
     "SELECT "
     + ", ".join("s." + c for c in ROW_COLUMNS)
-    + " FROM {starts} WHERE s.event = 'start' AND s.ts < ? ORDER BY s.ts, s.id LIMIT ?"
+    + f" FROM {_OPEN_STARTS} WHERE s.event = 'start'{_IS_OPEN} AND s.ts < ? ORDER BY s.ts, s.id LIMIT ?"
 )
 # End rows naming a result that is not stored with them: sidecar files of the format before the result_sidecars
 # table, which `harness ledger migrate` imports.
@@ -54,6 +54,31 @@ _HEADS = (
     "SELECT conversation_id, max(chain_seq) AS last FROM {ti}{where} GROUP BY conversation_id"
     ") h ON h.conversation_id = t.conversation_id AND h.last = t.chain_seq ORDER BY t.conversation_id"
 )
+
+
+def calls_query(d: Dialect, where: CallFilter, limit: int) -> tuple[str, list[Any]]:
+    """The SQL and parameters of `ledger list`'s calls: starts joined with their ends, newest first."""
+    status = "in_flight" if where.in_flight_before is not None else where.status
+    starts = _OPEN_STARTS if status == "in_flight" else "{ti} s"
+    sql = _CALL_SELECT.replace("{principal}", d.principal_sql).replace("{starts}", starts)
+    params: list[Any] = []
+    if status == "in_flight":
+        sql += _IS_OPEN
+    ts = d.ts_to_db
+    for clause, value in (
+        (" AND s.conversation_id = ?", where.conversation_id),
+        (" AND s.tool_name = ?", where.tool_name),
+        (f" AND {d.principal_sql} = ?", where.principal),
+        (" AND s.started_at >= ?", where.since and ts(_aware("since", where.since))),
+        (" AND s.started_at < ?", where.until and ts(_aware("until", where.until))),
+        (" AND s.ts < ?", where.in_flight_before and ts(_aware("in_flight_before", where.in_flight_before))),
+    ):
+        if value is not None:
+            sql, params = sql + clause, [*params, value]
+    if status not in (None, "in_flight"):
+        sql, params = sql + " AND e.status = ?", [*params, status]
+    sql += " ORDER BY s.started_at DESC, s.conversation_id, s.seq DESC LIMIT ?"
+    return d.sql(sql), [*params, limit]
 
 
 def _any_of(column: str, n: int) -> str:
@@ -156,8 +181,7 @@ class SqlSnapshot:
 
     def in_flight_before(self, cutoff: datetime.datetime, limit: int) -> list[LedgerRow]:
         """Starts older than `cutoff` that have no end, by ts then id."""
-        sql = _IN_FLIGHT.replace("{starts}", self._open_starts())
-        return self._rows(sql, [self._d.ts_to_db(_aware("cutoff", cutoff)), limit])
+        return self._rows(IN_FLIGHT, [self._d.ts_to_db(_aware("cutoff", cutoff)), limit])
 
     def open_calls(self, conversation_ids: Sequence[str] | None = None) -> set[tuple[str, str, str]]:
         """The (conversation_id, request_id, tool_call_id) of each call the open_calls index lists."""
@@ -165,9 +189,6 @@ class SqlSnapshot:
         if conversation_ids is not None:
             sql += " WHERE " + _any_of("conversation_id", len(params))
         return {(c, r, t) for c, r, t in self._fetch(self._d.sql(sql), params)}
-
-    def _open_starts(self) -> str:
-        return _OPEN_STARTS.replace("{join}", "CROSS JOIN" if self._d.name == "sqlite" else "JOIN")
 
     def sidecar(self, end_id: uuid.UUID) -> str | None:
         """The stored full result of an end row, or None."""
@@ -213,26 +234,10 @@ class SqlSnapshot:
 
     def calls(self, where: CallFilter, limit: int) -> list[Call]:
         """Starts joined with their ends, newest first; at most `limit`."""
-        status = "in_flight" if where.in_flight_before is not None else where.status
-        starts = self._open_starts() if status == "in_flight" else "{ti} s"
-        sql, params = _CALL_SELECT.replace("{principal}", self._d.principal_sql).replace("{starts}", starts), []
-        ts = self._d.ts_to_db
-        for clause, value in (
-            (" AND s.conversation_id = ?", where.conversation_id),
-            (" AND s.tool_name = ?", where.tool_name),
-            (f" AND {self._d.principal_sql} = ?", where.principal),
-            (" AND s.started_at >= ?", where.since and ts(_aware("since", where.since))),
-            (" AND s.started_at < ?", where.until and ts(_aware("until", where.until))),
-            (" AND s.ts < ?", where.in_flight_before and ts(_aware("in_flight_before", where.in_flight_before))),
-        ):
-            if value is not None:
-                sql, params = sql + clause, [*params, value]
-        if status not in (None, "in_flight"):
-            sql, params = sql + " AND e.status = ?", [*params, status]
-        sql += " ORDER BY s.started_at DESC, s.conversation_id, s.seq DESC LIMIT ?"
+        sql, params = calls_query(self._d, where, limit)
         out = []
         from_ts = self._d.ts_from_db
-        rows = self._fetch(self._d.sql(sql), [*params, limit])
+        rows = self._fetch(sql, params)
         for cid, rid, tcid, tool, seq, started, ended, duration, st, error, exit_code, rbytes, trunc, who in rows:
             out.append(
                 Call(
