@@ -1,6 +1,7 @@
-"""The catalogue loads without compiling its detectors (docs/decisions.md, "Cold start"): the checks that make this
-safe. The package file still compiles in full, the split gate reports what one Set would, a pattern compiled on
-first use by many threads at once answers like one compiled up front, and the one-pass byte classes are exact."""
+"""The catalogue loads without compiling its detectors or its gates (docs/decisions.md, "Cold start"): the checks
+that make this safe. The package file still compiles in full, the gate reports what one Set would, cold and warm, a
+pattern compiled on first use by many threads at once answers like one compiled up front, and the one-pass byte
+classes are exact."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.text.redact_detectors import Anchored, Token, detector_regexes
-from harness.text.redact_engine import ENGINE, GATE_MAX_MEM, HEAVY_REPEATS, _Gate, repeat_weight
+from harness.text.redact_engine import ENGINE, GATE_MAX_MEM, WARM_BYTES, _Gate
 from harness.text.redact_pattern import Regex, byte_set, escape, re2_options
 from harness.text.redact_rules import CATALOGUE, expand_example, package_rules
 from tests.text import benign_corpus
@@ -41,9 +42,10 @@ def _texts() -> list[bytes]:
     return texts
 
 
-def test_the_split_gate_reports_the_owners_one_set_reports() -> None:
+def test_the_gate_reports_the_owners_one_set_reports_cold_and_warm() -> None:
     texts = _texts()
-    # Each copy's gate patterns (the engine's first two gates), as one Set and as the split gate.
+    # Each copy's gate patterns (the engine's first two gates), as one Set and as the gate, before and after it
+    # turns warm.
     for on_lowered in (True, False):
         entries = []
         for index, (_, detector) in enumerate(ENGINE._detectors):
@@ -55,14 +57,37 @@ def test_the_split_gate_reports_the_owners_one_set_reports() -> None:
         for source, _, _ in entries:
             single.Add(source)
         single.Compile()
-        split = _Gate(entries)
-        assert split._heavy_entries and all(repeat_weight(e[0]) > HEAVY_REPEATS for e in split._heavy_entries)
-        for text in texts:
-            copy = text.lower() if on_lowered else text
-            expected = {entries[index - 1][1] for index in (single.Match(copy) or ()) if index}
-            assert split.matched(copy) == expected, copy[:80]
-        # The rules' own examples hold heavy patterns' literals, so the second Set was built and consulted.
-        assert split._heavy is not None
+        copies = [text.lower() if on_lowered else text for text in texts]
+        expected = [{entries[index - 1][1] for index in (single.Match(copy) or ()) if index} for copy in copies]
+        gate = _Gate(entries)
+        assert gate.sets()[0] == 0
+        assert [gate.matched(copy) for copy in copies] == expected
+        # The rules' own examples hold most literals, so most of the per-literal Sets were built and consulted.
+        compiled, count = gate.sets()
+        assert count > 100 and compiled > count // 2
+        gate.warm()
+        assert [gate.matched(copy) for copy in copies] == expected
+        assert gate.sets()[1] == count + 1
+
+
+def test_a_gate_turns_warm_after_warm_bytes_of_text() -> None:
+    entries = [(escape(b"ghp_") + b"[a-z]{4}", 0, b"ghp_"), (rb"secret\s*=", 1, b"secret")]
+    gate = _Gate(entries)
+    text = b"x" * 1000 + b"ghp_abcd"
+    seen = 0
+    while seen <= WARM_BYTES:
+        assert gate._warm is None and gate.matched(text) == {0}
+        seen += len(text)
+    assert gate.matched(text) == {0} and gate._warm is not None
+    assert gate.matched(b"secret = 1") == {1}
+
+
+def test_a_gate_runs_only_the_sets_of_the_literals_a_text_holds() -> None:
+    entries = [(escape(literal) + b"[a-z]{4}", number, literal) for number, literal in enumerate((b"ab_", b"cd_"))]
+    gate = _Gate(entries)
+    assert gate.matched(b"no literal here") == set() and gate.sets() == (0, 2)
+    assert gate.matched(b"ab_wxyz") == {0} and gate.sets() == (1, 2)
+    assert gate.matched(b"ab_ and cd_wxyz") == {1} and gate.sets() == (2, 2)
 
 
 def _unanchored_entries() -> tuple[list[tuple[bytes, int, bytes]], tuple[bytes, ...]]:

@@ -1,4 +1,5 @@
-"""Layer (b) of the redactor: one RE2::Set pass per text copy gates every rule (docs/decisions.md, "Redaction engine").
+"""Layer (b) of the redactor: RE2::Set passes over each text copy gate every rule (docs/decisions.md, "Redaction
+engine", "Cold start").
 
 Each detector names its gate patterns (its literal-first pattern, its cut form at the end of input, or
 its literal); a detector runs only on text where one of them matches, and a rule with keywords only
@@ -28,6 +29,8 @@ _SENTINEL = rb"\z"
 # compiling a Set costs its patterns' repeat bounds, and the ~150 heavy patterns (tails like `{16,512}`, the cut
 # forms that repeat them) were 85% of the compile time every process paid at start (docs/decisions.md, "Cold start").
 HEAVY_REPEATS = 128
+# Text a gate runs cold over before it compiles its light patterns into one Set (see _Gate).
+WARM_BYTES = 1 << 20
 _REPEAT = re.compile(rb"\{(\d+)(?:,(\d+))?\}")
 
 # (pattern, owner, a literal every match of the pattern contains)
@@ -39,68 +42,159 @@ def repeat_weight(source: bytes) -> int:
     return sum(int(match[2] or match[1]) for match in _REPEAT.finditer(source))
 
 
-def _heavy(entry: Entry) -> bool:
-    # Only a pattern that opens with its literal moves to the heavy Set: then every match holds the literal.
+def _opens_with_literal(entry: Entry) -> bool:
+    # Only a pattern that opens with its escaped literal is grouped under it: then every match holds the literal.
     source, _, literal = entry
-    return bool(literal) and source.startswith(escape(literal)) and repeat_weight(source) > HEAVY_REPEATS
+    return bool(literal) and source.startswith(escape(literal))
+
+
+def _heavy(entry: Entry) -> bool:
+    return _opens_with_literal(entry) and repeat_weight(entry[0]) > HEAVY_REPEATS
+
+
+class _Set:
+    """One RE2::Set, compiled the first time a text needs it; `owners[i]` is what pattern i + 1 stands for."""
+
+    __slots__ = ("_lock", "_set", "_sources", "owners")
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self._sources = [source for source, _, _ in entries]
+        self.owners = [owner for _, owner, _ in entries]
+        self._set: Any = None
+        self._lock = threading.Lock()
+
+    def _compiled(self) -> Any:
+        with self._lock:
+            if self._set is None:
+                compiled = re2.Set.SearchSet(re2_options(GATE_MAX_MEM))
+                compiled.Add(_SENTINEL)
+                for source in self._sources:
+                    compiled.Add(source)
+                compiled.Compile()
+                self._set = compiled
+            return self._set
+
+    @property
+    def compiled(self) -> bool:
+        """Whether this Set has been compiled."""
+        return self._set is not None
+
+    def matched(self, text: bytes) -> set[int] | None:
+        """The owners of every pattern that matches `text`; None when the pass failed."""
+        found = (self._set or self._compiled()).Match(text) or ()
+        if 0 not in found:
+            return None
+        owners = self.owners
+        return {owners[index - 1] for index in found if index}
+
+
+class _Passes:
+    """Set passes over a text that report the owners of one group of gate patterns.
+
+    `grouped` puts each pattern that opens with its literal in a Set of its own literal's patterns, run only on a
+    text that holds the literal (one Aho-Corasick pass finds which do); the other patterns share one Set. A pattern
+    cannot match where its literal is absent, so both report the owners one Set of every pattern reports.
+    """
+
+    __slots__ = ("_finder", "_groups", "_loose")
+
+    def __init__(self, entries: list[Entry], grouped: bool) -> None:
+        by_literal: dict[bytes, list[Entry]] = {}
+        loose: list[Entry] = []
+        for entry in entries:
+            if grouped and _opens_with_literal(entry):
+                by_literal.setdefault(entry[2], []).append(entry)
+            else:
+                loose.append(entry)
+        ordered = sorted(by_literal)
+        self._finder = ahocorasick_rs.BytesAhoCorasick(ordered) if ordered else None
+        self._groups = tuple(_Set(by_literal[literal]) for literal in ordered)
+        self._loose = _Set(loose) if loose else None
+
+    def _sets(self) -> list[_Set]:
+        return [*self._groups, *((self._loose,) if self._loose is not None else ())]
+
+    def compiled_sets(self) -> int:
+        """How many of these Sets have been compiled."""
+        return sum(part.compiled for part in self._sets())
+
+    def set_count(self) -> int:
+        """How many Sets these passes may compile."""
+        return len(self._sets())
+
+    def matched(self, text: bytes) -> set[int] | None:
+        """The owners of every pattern that matches `text`; None when a pass failed."""
+        present: set[int] = set()
+        if self._loose is not None:
+            found = self._loose.matched(text)
+            if found is None:
+                return None
+            present = found
+        if self._finder is not None:
+            groups = self._groups
+            for index in {match[0] for match in self._finder.find_matches_as_indexes(text, overlapping=True)}:
+                found = groups[index].matched(text)
+                if found is None:
+                    return None
+                present |= found
+        return present
 
 
 class _Gate:
-    """One RE2::Set over one text copy; `owners[i]` is what pattern i stands for (a detector index or a rule's keyword).
+    """The gate patterns of one text copy: `matched` reports the owner (a detector index or a rule's keyword) of
+    every pattern that matches a text.
 
-    Heavy patterns sit in a second Set, compiled the first time the text holds one of their literals: the first Set
-    carries those literals as plain patterns, and a heavy pattern cannot match where its literal is absent, so the
-    owners reported are the same as one Set's.
+    Compiling a Set of every pattern was most of a process's start (docs/decisions.md, "Cold start"), so a gate
+    starts cold: each pattern that opens with its literal is compiled, with its literal's other patterns, only
+    when a text holds that literal. A pass per literal present costs more per byte than one pass of every
+    pattern, so once the gate has seen WARM_BYTES of text it compiles the light patterns into one Set and runs
+    that. Heavy patterns stay grouped by literal in both. Every way reports the owners one Set would.
     """
 
-    __slots__ = ("_guards_from", "_heavy", "_heavy_entries", "_literals", "_lock", "_set", "owners")
+    __slots__ = ("_cold", "_heavy", "_light", "_literals", "_seen", "_warm")
 
-    def __init__(self, entries: list[Entry], literals: tuple[bytes, ...] = (), split: bool = True) -> None:
+    def __init__(self, entries: list[Entry], literals: tuple[bytes, ...] = ()) -> None:
         # `literals`, when given, holds a literal that each pattern requires: without one of them in the text no
         # pattern can match, and the pass is skipped. One Aho-Corasick pass tells whether any occurs: it reports a
         # match exactly when some literal occurs, and costs a fifth of a `literal in text` loop (docs/decisions.md,
         # "Redaction throughput").
         self._literals = ahocorasick_rs.BytesAhoCorasick(list(literals)) if literals else None
-        heavy: list[Entry] = []
-        self._set = re2.Set.SearchSet(re2_options(GATE_MAX_MEM))
-        self.owners: list[int] = []
-        self._set.Add(_SENTINEL)
-        for entry in entries:
-            if split and _heavy(entry):
-                heavy.append(entry)
-            else:
-                self._set.Add(entry[0])
-                self.owners.append(entry[1])
-        # Set indices from here on are the heavy patterns' literals.
-        self._guards_from = len(self.owners) + 1
-        for literal in sorted({literal for _, _, literal in heavy}):
-            self._set.Add(escape(literal))
-        self._set.Compile()
-        self._heavy_entries = heavy
-        self._heavy: _Gate | None = None
-        self._lock = threading.Lock()
+        heavy = [entry for entry in entries if _heavy(entry)]
+        self._light = [entry for entry in entries if not _heavy(entry)]
+        self._heavy = _Passes(heavy, grouped=True)
+        self._cold = _Passes(self._light, grouped=True)
+        self._warm: _Passes | None = None
+        # Bytes seen before the switch; threads may race on it, which only moves the switch, never an answer.
+        self._seen = 0
 
-    def _heavy_gate(self) -> _Gate:
-        with self._lock:
-            if self._heavy is None:
-                self._heavy = _Gate(self._heavy_entries, split=False)
-            return self._heavy
+    def warm(self) -> _Passes:
+        """Switch to one Set of the light patterns now (what WARM_BYTES of text does); its passes."""
+        if self._warm is None:
+            self._warm = _Passes(self._light, grouped=False)
+        return self._warm
+
+    def sets(self) -> tuple[int, int]:
+        """(Sets compiled so far, Sets there are): what this gate has cost the process."""
+        passes = [self._cold, self._heavy, *((self._warm,) if self._warm is not None else ())]
+        return sum(part.compiled_sets() for part in passes), sum(part.set_count() for part in passes)
+
+    def _passes(self, size: int) -> _Passes:
+        if self._warm is not None:
+            return self._warm
+        self._seen += size
+        return self._cold if self._seen <= WARM_BYTES else self.warm()
 
     def matched(self, text: bytes) -> set[int] | None:
-        """The owners of every pattern that matches `text`; None when the pass failed (everything must run)."""
+        """The owners of every pattern that matches `text`; None when a pass failed (everything must run)."""
         if self._literals is not None and not self._literals.find_matches_as_indexes(text):
             return set()
-        found = self._set.Match(text) or ()
-        if 0 not in found:
+        light = self._passes(len(text)).matched(text)
+        if light is None:
             return None
-        owners, guards = self.owners, self._guards_from
-        present = {owners[index - 1] for index in found if 0 < index < guards}
-        if any(index >= guards for index in found):
-            heavy = self._heavy_gate().matched(text)
-            if heavy is None:
-                return None
-            present |= heavy
-        return present
+        heavy = self._heavy.matched(text)
+        if heavy is None:
+            return None
+        return light | heavy
 
 
 class ShapeEngine:
