@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import tomli
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
@@ -285,8 +285,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
     if text is None:
         return {}
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return tomli.loads(text)
+    except tomli.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 
 

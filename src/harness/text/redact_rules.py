@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import random
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
+
+import tomli
 
 from harness.text.redact_detectors import (
     CHECKS,
@@ -354,8 +355,8 @@ def parse_rules(text: str, source: str, base_fragments: Mapping[str, str] | None
     first use; a test loads it with `check`), which keeps compiling ~1,250 patterns out of every process start.
     """
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        doc = tomli.loads(text)
+    except tomli.TOMLDecodeError as exc:
         raise RuleFileError(f"{source}: not valid TOML: {exc}") from None
     top = _Fields(doc, source, check)
     own = top.get("fragments", dict, {})
@@ -388,7 +389,7 @@ def _package_text() -> str:
 
 def package_fragments() -> dict[str, str]:
     """The `[fragments]` of the package rule file, which workspace rule files may name."""
-    return dict(tomllib.loads(_package_text()).get("fragments", {}))
+    return dict(tomli.loads(_package_text()).get("fragments", {}))
 
 
 def package_rules(check: bool = False) -> tuple[Rule, ...]:
