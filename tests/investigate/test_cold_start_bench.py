@@ -26,11 +26,13 @@ def test_quick_cold_start_bench_prints_one_json_report() -> None:
         "cli_version_cold_median",
         "python_import_harness_cold_median",
         "python_import_redactor_cold_median",
+        "python_libraries_floor_cold_median",
         "cli_search_events_cold_median",
         "cli_check_baseline_cold_median",
     ]
     for row in report["results"]:
         assert {"name", "value", "unit", "target", "meets_target", "baseline", "ratio"} <= set(row)
         assert row["value"] > 0 and row["baseline"] > 0 and row["ratio"] > 0
-    reads = report["results"][3:]
+    reads = report["results"][4:]
     assert all(isinstance(row["meets_target"], bool) and row["over_version"] > 0 for row in reads)
+    assert all(row["over_libraries_floor"] > 0 for row in reads)
