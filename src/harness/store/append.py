@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 import time
@@ -16,6 +15,7 @@ from harness.store.index_catchup import Index
 from harness.store.reader import list_segments
 from harness.store.segments import Limits, SegmentMeta, fill, segment_path
 from harness.store.streams import StreamSpec
+from harness.text.canonjson import loads_line
 from harness.text.sanitize import echo
 
 MAX_ATTEMPTS = 128
@@ -70,7 +70,7 @@ def _keyed_survivors(
 
 
 def _record_id(line: bytes) -> str:
-    return str(json.loads(line)["id"])
+    return str(loads_line(line)["id"])
 
 
 def _document_survivors(batch: EncodedBatch, last_data: bytes) -> tuple[Sequence[int], int]:

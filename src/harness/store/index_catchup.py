@@ -13,7 +13,6 @@ store/index_queries.py.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import sqlite3
 import threading
@@ -48,6 +47,7 @@ from harness.store.reader import duplicate_id, list_segments, read_stream, segme
 from harness.store.replay import ReplayView
 from harness.store.segments import Segment, SegmentMeta
 from harness.store.streams import STREAMS, StreamSpec
+from harness.text.canonjson import loads_line
 
 log = logging.getLogger("harness.store")
 
@@ -318,7 +318,7 @@ class Index:
         table = table_name(spec.name)
         start = conn.execute(f"SELECT coalesce(max(seq) + 1, 0) FROM {table}").fetchone()[0]
         if spec.keyed:
-            rows = (keyed_row(spec.name, seq, json.loads(line), line) for seq, line in enumerate(lines, start))
+            rows = (keyed_row(spec.name, seq, loads_line(line), line) for seq, line in enumerate(lines, start))
             with rebuilt_indexes(conn, table, worth_rebuilding(start, count)):
                 conn.executemany(insert_keyed_sql(spec.name), rows)
         else:

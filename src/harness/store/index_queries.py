@@ -5,7 +5,6 @@ from a full replay instead."""
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -16,6 +15,7 @@ from harness.store.baseline_model import Baseline
 from harness.store.index_schema import FILTER_COLUMNS, order_index, table_name
 from harness.store.query import Page, RecordFilter, StoreView
 from harness.store.replay import ReplayView
+from harness.text.canonjson import loads_line
 from harness.text.casefold import ci_key
 from harness.text.rfc3339 import MAX_INSTANT
 
@@ -113,18 +113,18 @@ class IndexView(StoreView):
             # At most two stored ids per requested one (docs/investigate.md §8), each one row of the unique id
             # index: their (ts, seq) keys are put in result order here, and only the page's lines are decoded.
             keyed = sorted(self._query(f"SELECT ts, seq, line FROM {source} WHERE {where}", params))
-            return Page(records=[json.loads(line) for _, _, line in keyed[:limit]], total=len(keyed))
+            return Page(records=[loads_line(line) for _, _, line in keyed[:limit]], total=len(keyed))
         counting = f"SELECT count(*) FROM {source} WHERE {where}" if params else _SIZE_SQL.format(table)
         total = self._query(counting, params)[0][0]
         if not total:
             return Page()
         rows = self._query(f"SELECT line FROM {source} WHERE {where} ORDER BY ts, seq LIMIT ?", [*params, limit])
-        return Page(records=[json.loads(line) for (line,) in rows], total=total)
+        return Page(records=[loads_line(line) for (line,) in rows], total=total)
 
     @_or_replay
     def records(self, stream: str) -> Iterator[dict[str, Any]]:
         rows = self._conn.execute(f"SELECT line FROM {table_name(stream)} ORDER BY seq")
-        return (json.loads(line) for (line,) in rows)
+        return (loads_line(line) for (line,) in rows)
 
     @_or_replay
     def stored_line(self, stream: str, key: str) -> bytes | None:
@@ -142,7 +142,7 @@ class IndexView(StoreView):
         if cached is not None:
             return cached
         line = self._query(f"SELECT line FROM {table} WHERE seq = ?", (seq,))[0][0]
-        baseline = Baseline(record=json.loads(line), origin="store")
+        baseline = Baseline(record=loads_line(line), origin="store")
         self._index.cache_baseline(digest, baseline)
         return baseline
 

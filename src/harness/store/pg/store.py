@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +30,7 @@ from harness.store.pg import schema
 from harness.store.pg.view import PgView, batch_name, key_bytes, table
 from harness.store.query import StoreView
 from harness.store.streams import STREAMS, StreamSpec, stream_spec
+from harness.text.canonjson import loads_line
 
 # pg_advisory_xact_lock key of appends: the first 8 bytes of SHA-256("triage-harness.store.append").
 APPEND_LOCK_KEY = 0x3D91F2B7A4C06E15
@@ -210,7 +210,7 @@ def _keyed_survivors(
             elif same(stored, line):
                 skipped += 1
             else:
-                raise StoredConflict(start + offset, str(json.loads(line)["id"]))
+                raise StoredConflict(start + offset, str(loads_line(line)["id"]))
     return kept, skipped
 
 
@@ -230,7 +230,7 @@ def _copy_rows(conn: psycopg.Connection[Any], spec: StreamSpec, n: int, base: in
         for seq, line in enumerate(lines, start=base + 1):
             if spec.keyed:
                 # keyed_row: (seq, id, lid, *filters, ts, line), the SQLite index's row of the same record.
-                row = keyed_row(spec.name, seq, json.loads(line), line)
+                row = keyed_row(spec.name, seq, loads_line(line), line)
                 copy.write_row((seq, n, row[1], *(key_bytes(v) for v in row[2:-2]), row[-2], line))
             else:
                 copy.write_row((seq, n, hashlib.sha256(line).hexdigest(), line))

@@ -4,7 +4,6 @@ tables of store/pg/migrations, answering as the SQLite read index does (store/in
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -16,6 +15,7 @@ from harness.store.baseline_model import Baseline
 from harness.store.index_queries import _encodable, _successor
 from harness.store.index_schema import FILTER_COLUMNS
 from harness.store.query import Page, RecordFilter, StoreView
+from harness.text.canonjson import loads_line
 from harness.text.casefold import ci_key
 from harness.text.rfc3339 import MAX_INSTANT
 
@@ -69,14 +69,14 @@ class PgView(StoreView):
         if not total:
             return Page()
         rows = self._query(paging, [*params, limit])
-        return Page(records=[json.loads(line) for (line,) in rows], total=total)
+        return Page(records=[loads_line(line) for (line,) in rows], total=total)
 
     def records(self, stream: str) -> Iterator[dict[str, Any]]:
         with self._conn.cursor(name=f"store_rows_{next(_CURSOR_NAMES)}") as cur:
             cur.itersize = STREAM_FETCH
             cur.execute(sql.SQL("SELECT line FROM {} ORDER BY seq").format(table(stream)))
             for (line,) in cur:
-                yield json.loads(line)
+                yield loads_line(line)
 
     def stored_line(self, stream: str, key: str) -> bytes | None:
         if not _encodable([key]):
@@ -93,7 +93,7 @@ class PgView(StoreView):
         if cached is not None:
             return cached
         line = self._query("SELECT line FROM store.baseline WHERE seq = %s", (seq,))[0][0]
-        baseline = Baseline(record=json.loads(bytes(line)), origin="store")
+        baseline = Baseline(record=loads_line(bytes(line)), origin="store")
         self._cache_baseline(digest, baseline)
         return baseline
 
