@@ -21,3 +21,15 @@ def test_quick_bench_prints_one_json_report() -> None:
     for row in report["results"]:
         assert set(row) == {"name", "value", "unit", "target", "meets_target", "baseline", "ratio"}
         assert isinstance(row["meets_target"], bool) and row["value"] >= 0
+
+
+def test_scale_rows_print_both_query_passes_and_the_bytes_read() -> None:
+    done = subprocess.run([sys.executable, str(BENCH), "--quick", "--scale-events", "6000"], capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    rows = {r["name"]: r for r in json.loads(done.stdout)["results"]}
+    small = rows["query_actor_type_p50"]["value"]
+    for name in ("query_actor_type_p50_scale", "query_actor_type_p50_scale_second_pass"):
+        assert rows[name]["baseline"] == round(small, 4) and rows[name]["value"] > 0
+    assert rows["query_storage_read_kib_per_call_scale"]["unit"] == "KiB"
+    assert {"ingest_wall_scale", "ingest_cpu_scale", "ingest_peak_rss_scale"} <= set(rows)
