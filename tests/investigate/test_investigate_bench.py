@@ -35,6 +35,7 @@ def test_quick_bench_prints_one_json_report() -> None:
         "mcp_stdio_check_baseline_p50",
         "mcp_stdio_search_events_actor_type_p50",
         "mcp_stdio_sdk_floor_check_baseline_p50",
+        "mcp_stdio_sdk_floor_search_events_actor_type_p50",
         "search_events_2000_events_in_process",
         "search_events_window_day",
         "search_events_window_year",
