@@ -43,6 +43,10 @@ SOURCES = ("azure", "github", "aws")
 YEAR_START = 1_767_225_600  # 2026-01-01T00:00:00Z
 YEAR_SECONDS = 365 * 86_400
 QUERY_CALLS = 50
+# The page of every actor+type query. Each pair matches about 83 events at 1,000,000 and 830 at 10,000,000, so a
+# page of 50 is full at both sizes and goal 6's two p50s compare the same work; a page of 200 would return 83 rows
+# from one store and 200 from the other (docs/decisions.md, "The floor beside each unmet issue 11 goal").
+PAGE_LIMIT = 50
 APPEND_CALLS = 7
 
 
@@ -119,7 +123,7 @@ def _timed(call: Callable[[], Any]) -> float:
 
 def _query(store: Store, actor: str, type_: str) -> int:
     with store.snapshot() as view:
-        return len(view.select("events", RecordFilter(actor=actor, type=type_), 200).records)
+        return len(view.select("events", RecordFilter(actor=actor, type=type_), PAGE_LIMIT).records)
 
 
 def _append_one(store: Store, counter: Iterator[int]) -> float:
@@ -200,15 +204,16 @@ def scale(events: int, small_p50: float, pairs: list[tuple[str, str]]) -> list[d
         for _ in range(2):
             before = _storage_bytes("read_bytes")
             passes.append((_p50(big, pairs), (_storage_bytes("read_bytes") - before) / len(pairs) / 1024))
-    (p50, first_kib), (again, again_kib) = passes
-    rows.append(result("query_actor_type_p50_scale", p50, "ms", "<= 1.5x the p50 of the smaller store",
+    (first, first_kib), (p50, again_kib) = passes
+    # Goal 6's figure is the warm one, as the smaller store's is: the smaller store's pages are all cached after its
+    # ingest, while the larger one's first pass reads what its ingest pushed out of the page cache, and the bytes
+    # read per call tell the two passes apart.
+    rows.append(result("query_actor_type_p50_scale", p50, "ms", "<= 1.5x the p50 of the smaller store, both warm",
                        p50 <= 1.5 * small_p50, baseline=small_p50, ratio=p50 / small_p50))
-    # The first pass may read the just-written index from disk; the second, over the same pairs, shows what the
-    # query costs once its pages are cached, and the bytes read per call tell the two apart.
-    rows.append(result("query_actor_type_p50_scale_second_pass", again, "ms", "<= 1.5x the p50 of the smaller store",
-                       again <= 1.5 * small_p50, baseline=small_p50, ratio=again / small_p50))
+    rows.append(result("query_actor_type_p50_scale_first_touch", first, "ms", "the first pass over the same pairs,"
+                       " beside the warm p50", True, baseline=p50, ratio=first / p50))
     rows.append(result("query_storage_read_kib_per_call_scale", first_kib, "KiB", "bytes read from storage per call,"
-                       " first pass, beside the second pass", True, baseline=again_kib))
+                       " first pass, beside the warm pass", True, baseline=again_kib))
     return rows
 
 
@@ -257,12 +262,16 @@ def run(events: int, catch_up: int, small: int, scale_events: int) -> list[dict[
         assert git is not None
         rng = random.Random(11)
         pairs = [(f"actor-{rng.randrange(ACTORS):04d}", rng.choice(TYPES)) for _ in range(QUERY_CALLS)]
+        before = _storage_bytes("read_bytes")
         p50 = _p50(store, pairs)
+        read_kib = (_storage_bytes("read_bytes") - before) / len(pairs) / 1024
         replay_ms = _timed(lambda: full_replay(git, git.head_commit(), *pairs[0])) * 1000
         results.append(result("query_actor_type_p50", p50, "ms", "<= 50 ms at 1,000,000 events", p50 <= 50,
                               baseline=replay_ms, ratio=replay_ms / p50))
         results.append(result("query_speedup_vs_full_replay", replay_ms / p50, "x", ">= 50x", replay_ms / p50 >= 50,
                               baseline=replay_ms, ratio=replay_ms / p50))
+        results.append(result("query_storage_read_kib_per_call", read_kib, "KiB", "bytes read from storage per call"
+                              " (0: the store's pages are cached, a warm p50)", True))
 
         more = root / "more.jsonl"
         generate(more, catch_up, seed=8, prefix="more")
